@@ -1,0 +1,30 @@
+/**
+ * Numbers from a node's saved config. The editor stores what was typed, as a
+ * string; `${ENV}` references are already substituted by the runtime.
+ */
+export function positiveNumber(value: unknown, name: string, fallback: number): number {
+  if (value === undefined || value === null || value === '') return fallback;
+  const n = typeof value === 'number' ? value : Number(String(value).trim());
+  if (!Number.isFinite(n) || n <= 0) {
+    throw new Error(`${name} must be a positive number, not ${JSON.stringify(value)}`);
+  }
+  return n;
+}
+
+export function positiveInteger(value: unknown, name: string, fallback: number): number {
+  const n = positiveNumber(value, name, fallback);
+  if (!Number.isSafeInteger(n)) throw new Error(`${name} must be a whole number, not ${JSON.stringify(value)}`);
+  return n;
+}
+
+/** An optional bound: blank means none. */
+export function optionalNumber(value: unknown, name: string): number | undefined {
+  if (value === undefined || value === null || String(value).trim() === '') return undefined;
+  const n = typeof value === 'number' ? value : Number(String(value).trim());
+  if (!Number.isFinite(n)) throw new Error(`${name} must be a number or blank, not ${JSON.stringify(value)}`);
+  return n;
+}
+
+export function oneOf<T extends string>(value: unknown, allowed: readonly T[], fallback: T): T {
+  return allowed.includes(value as T) ? (value as T) : fallback;
+}

@@ -1,0 +1,83 @@
+import type { ConnectionEvent } from '../redis/shared-connection';
+import type { Node } from './api';
+
+/**
+ * The node's status line: running counts, the Redis connection state, and
+ * the latest store failure. Status changes travel to every open editor, so
+ * the line is redrawn at most every `intervalMs` rather than per message.
+ */
+export class StatusBoard {
+  private connection: ConnectionEvent | undefined;
+  private failure: string | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private lastDrawn = 0;
+  private stopped = false;
+
+  constructor(
+    private readonly node: Pick<Node, 'status'>,
+    /** The counts, e.g. "12 admitted / 30 suppressed". */
+    private readonly describeCounts: () => string,
+    private readonly t: (key: string, subs?: Record<string, string | number>) => string,
+    private readonly intervalMs = 500,
+  ) {}
+
+  connectionChanged(event: ConnectionEvent): void {
+    this.connection = event;
+    if (event.state === 'ready') this.failure = undefined;
+    this.draw();
+  }
+
+  storeFailed(error: unknown): void {
+    this.failure = error instanceof Error ? error.message : String(error);
+    this.draw();
+  }
+
+  storeWorked(): void {
+    if (this.failure !== undefined) {
+      this.failure = undefined;
+      this.draw();
+    }
+  }
+
+  /** A count changed: redraw now, or once the interval has passed. */
+  changed(): void {
+    if (this.timer !== undefined || this.stopped) return;
+    const wait = this.lastDrawn + this.intervalMs - Date.now();
+    if (wait <= 0) this.draw();
+    else this.timer = setTimeout(() => this.draw(), wait);
+  }
+
+  /** A fixed message that replaces the counts, e.g. a configuration error. */
+  fixed(fill: 'red' | 'yellow' | 'grey', text: string): void {
+    this.stop();
+    this.node.status({ fill, shape: 'ring', text });
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  private draw(): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.stopped) return;
+    this.lastDrawn = Date.now();
+    const counts = this.describeCounts();
+    if (this.failure !== undefined) {
+      this.node.status({ fill: 'red', shape: 'ring', text: this.t('status.storeFailed', { error: this.failure, counts }) });
+      return;
+    }
+    switch (this.connection?.state) {
+      case 'connecting':
+        this.node.status({ fill: 'yellow', shape: 'ring', text: this.t('status.connecting', { counts }) });
+        return;
+      case 'reconnecting':
+        this.node.status({ fill: 'red', shape: 'ring', text: this.t('status.reconnecting', { counts }) });
+        return;
+      default:
+        this.node.status({ fill: 'green', shape: 'dot', text: counts });
+    }
+  }
+}

@@ -1,0 +1,41 @@
+import type { Node } from './api';
+import type { StatusBoard } from './status-board';
+
+/**
+ * What a node does when its store cannot decide (Redis down, timed out):
+ * `admit` (the default) lets the message through, since a duplicate is
+ * better than lost data; `error` hands it to a Catch node instead. Either
+ * way the status turns red; the warning is repeated at most every
+ * WARN_INTERVAL_MS so that an outage does not flood the debug sidebar.
+ */
+export type OnStoreError = 'admit' | 'error';
+
+const WARN_INTERVAL_MS = 10_000;
+
+export class StoreFailurePolicy {
+  private lastWarning = -Infinity;
+
+  constructor(
+    private readonly node: Pick<Node, 'warn'>,
+    readonly policy: OnStoreError,
+    private readonly board: StatusBoard,
+    private readonly t: (key: string, subs?: Record<string, string | number>) => string,
+  ) {}
+
+  /** Returns the error for done(), or undefined when the message is to be admitted. */
+  failed(error: unknown): Error | undefined {
+    this.board.storeFailed(error);
+    const reason = error instanceof Error ? error.message : String(error);
+    if (this.policy === 'error') return new Error(this.t('errors.storeFailed', { error: reason }));
+    const now = Date.now();
+    if (now - this.lastWarning >= WARN_INTERVAL_MS) {
+      this.lastWarning = now;
+      this.node.warn(this.t('warnings.admittedOnStoreFailure', { error: reason }));
+    }
+    return undefined;
+  }
+}
+
+export function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,137 @@
+import Redis, { Cluster } from 'ioredis';
+import { planClient, type RedisConnectionSettings } from './connection-options';
+import { defineDedupScripts, type RedisClient } from './scripts';
+
+/**
+ * One Redis client shared by every dedup node that uses the same config
+ * node, in the way Node-RED's MQTT broker node shares its client: connected
+ * when the first user registers, closed when the last one leaves, and its
+ * state pushed to every user so each can show it in its status.
+ */
+export type ConnectionState = 'connecting' | 'ready' | 'reconnecting' | 'closed';
+
+export interface ConnectionEvent {
+  state: ConnectionState;
+  /** The latest error, kept until the connection is ready again. */
+  error?: Error;
+}
+
+export type ConnectionListener = (event: ConnectionEvent) => void;
+
+/** How long closing waits for QUIT before it drops the socket. */
+const QUIT_GRACE_MS = 1000;
+
+export class SharedConnection {
+  private client: RedisClient | undefined;
+  private readonly users = new Map<string, ConnectionListener>();
+  private event: ConnectionEvent = { state: 'closed' };
+  private closing: Promise<void> | undefined;
+  private idleWaiters: (() => void)[] = [];
+
+  constructor(readonly settings: RedisConnectionSettings) {}
+
+  get keyPrefix(): string {
+    return this.settings.keyPrefix;
+  }
+
+  get isCluster(): boolean {
+    return this.settings.mode === 'cluster';
+  }
+
+  get userCount(): number {
+    return this.users.size;
+  }
+
+  get state(): ConnectionEvent {
+    return this.event;
+  }
+
+  /** Registers a user and returns the client, connecting on the first user. */
+  register(userId: string, listener: ConnectionListener): RedisClient {
+    this.users.set(userId, listener);
+    listener(this.event);
+    this.client ??= this.connect();
+    return this.client;
+  }
+
+  /** Removes a user; the last one out closes the connection. */
+  async deregister(userId: string): Promise<void> {
+    this.users.delete(userId);
+    if (this.users.size === 0) {
+      for (const wake of this.idleWaiters.splice(0)) wake();
+      await this.close();
+    }
+  }
+
+  /**
+   * Closes once the users have left (each leaves after its own in-flight
+   * decisions finish), or after limitMs, whichever comes first: the config
+   * node and its users are closed together on a redeploy.
+   */
+  async closeWhenIdle(limitMs: number): Promise<void> {
+    if (this.users.size > 0) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, limitMs);
+        this.idleWaiters.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+    await this.close();
+  }
+
+  async close(): Promise<void> {
+    const client = this.client;
+    if (client === undefined) return this.closing;
+    this.client = undefined;
+    this.closing = quitOrDisconnect(client).finally(() => {
+      this.closing = undefined;
+    });
+    return this.closing;
+  }
+
+  private connect(): RedisClient {
+    const plan = planClient(this.settings);
+    const client: RedisClient =
+      plan.kind === 'cluster'
+        ? new Cluster(plan.nodes, plan.options)
+        : plan.url !== undefined
+          ? new Redis(plan.url, plan.options)
+          : new Redis(plan.options);
+    defineDedupScripts(client);
+    this.publish({ state: 'connecting' });
+    client.on('ready', () => this.publish({ state: 'ready' }));
+    client.on('reconnecting', () => this.publish({ state: 'reconnecting', ...this.lastError() }));
+    // Without an 'error' listener ioredis would log every failed reconnect.
+    client.on('error', (error: Error) => this.publish({ state: this.event.state === 'ready' ? 'reconnecting' : this.event.state, error }));
+    client.on('end', () => {
+      if (this.client === client) this.publish({ state: 'reconnecting', ...this.lastError() });
+    });
+    return client;
+  }
+
+  private lastError(): { error?: Error } {
+    return this.event.error ? { error: this.event.error } : {};
+  }
+
+  private publish(event: ConnectionEvent): void {
+    this.event = event;
+    for (const listener of this.users.values()) listener(event);
+  }
+}
+
+async function quitOrDisconnect(client: RedisClient): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      client.quit().catch(() => undefined),
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, QUIT_GRACE_MS);
+      }),
+    ]);
+  } finally {
+    if (timer) clearTimeout(timer);
+    client.disconnect();
+  }
+}

@@ -1,0 +1,197 @@
+import { readPing, type PingField } from './core/ping';
+import type { Ping } from './core/sliding-window';
+import type { DoneFunction, Node, NodeAPI, NodeDef, NodeMessage, SendFunction } from './node-red/api';
+import { oneOf, positiveInteger, positiveNumber } from './node-red/config-values';
+import { InFlight } from './node-red/in-flight';
+import { compileMessagePath, type MessagePath } from './node-red/message-path';
+import { resetTarget } from './node-red/reset';
+import { StatusBoard } from './node-red/status-board';
+import { bindStore, type BoundStore } from './node-red/store-binding';
+import { errorMessage, StoreFailurePolicy } from './node-red/store-failure';
+import { MemoryWindowStore } from './stores/memory-window-store';
+import { RedisWindowStore } from './stores/redis-window-store';
+import { isPromise, type WindowOutcome, type WindowStore } from './stores/types';
+
+interface SlidingWindowDef extends NodeDef {
+  store?: string;
+  redis?: string;
+  minSeconds?: string | number;
+  minMetres?: string | number;
+  ttlSeconds?: string | number;
+  maxAssets?: string | number;
+  assetIdProperty?: string;
+  timeProperty?: string;
+  latProperty?: string;
+  lonProperty?: string;
+  onStoreError?: string;
+}
+
+const DEFAULTS = {
+  minSeconds: 60,
+  minMetres: 25,
+  ttlSeconds: 21_600,
+  maxAssets: 100_000,
+  assetIdProperty: 'payload.assetId',
+  timeProperty: 'payload.ts',
+  latProperty: 'payload.lat',
+  lonProperty: 'payload.lon',
+} as const;
+
+/** Longest a redeploy waits for decisions still out at Redis (Node-RED gives up at 15 s). */
+const CLOSE_DRAIN_LIMIT_MS = 10_000;
+
+export = function registerSlidingWindowDedup(RED: NodeAPI): void {
+  function SlidingWindowDedupNode(this: Node, def: SlidingWindowDef): void {
+    RED.nodes.createNode(this, def);
+    const node = this;
+    const t = (key: string, subs?: Record<string, string | number>): string => RED._(`sliding-window-dedup.${key}`, subs);
+    const counts = { admitted: 0, suppressed: 0, rejected: 0 };
+    const board = new StatusBoard(node, () => t('status.counts', counts), t);
+    const inFlight = new InFlight();
+
+    let bound: BoundStore<WindowStore>;
+    let paths: Record<PingField, MessagePath>;
+    let failure: StoreFailurePolicy;
+    try {
+      const settingMax = RED.settings.slidingWindowDedupMaxAssets;
+      const settings = {
+        minSeconds: positiveNumber(def.minSeconds, 'minSeconds', DEFAULTS.minSeconds),
+        minMetres: positiveNumber(def.minMetres, 'minMetres', DEFAULTS.minMetres),
+        ttlSeconds: positiveNumber(def.ttlSeconds, 'ttlSeconds', DEFAULTS.ttlSeconds),
+        maxAssets: positiveInteger(def.maxAssets ?? settingMax, 'maxAssets', DEFAULTS.maxAssets),
+      };
+      paths = {
+        assetId: compileMessagePath(RED, def.assetIdProperty || DEFAULTS.assetIdProperty),
+        time: compileMessagePath(RED, def.timeProperty || DEFAULTS.timeProperty),
+        lat: compileMessagePath(RED, def.latProperty || DEFAULTS.latProperty),
+        lon: compileMessagePath(RED, def.lonProperty || DEFAULTS.lonProperty),
+      };
+      failure = new StoreFailurePolicy(node, oneOf(def.onStoreError, ['admit', 'error'], 'admit'), board, t);
+      bound = bindStore<WindowStore>(RED, node.id, oneOf(def.store, ['memory', 'redis'], 'memory'), def.redis, board, t, {
+        memory: () => new MemoryWindowStore(settings),
+        redis: (client, connection) =>
+          new RedisWindowStore(client, settings, {
+            keyPrefix: connection.keyPrefix,
+            cluster: connection.isCluster,
+            timeoutMs: connection.settings.timeoutMs,
+          }),
+      });
+    } catch (error) {
+      // A node that cannot start still answers every message, with this error.
+      const reason = errorMessage(error);
+      node.error(t('errors.badConfig', { error: reason }));
+      board.fixed('red', t('status.badConfig'));
+      node.on('input', (_msg, _send, done) => done(new Error(t('errors.badConfig', { error: reason }))));
+      return;
+    }
+    board.changed();
+
+    function route(msg: NodeMessage, ping: Ping, outcome: WindowOutcome, send: SendFunction, done: DoneFunction): void {
+      msg.dedup = {
+        decision: outcome.admit ? 'admitted' : 'suppressed',
+        reason: outcome.reason,
+        assetId: ping.assetId,
+        dtSeconds: outcome.dtSeconds,
+        distanceMetres: outcome.distanceMetres,
+        accepted: outcome.accepted,
+        suppressed: outcome.suppressed,
+        store: bound.kind,
+      };
+      if (outcome.admit) counts.admitted++;
+      else counts.suppressed++;
+      board.changed();
+      send(outcome.admit ? [msg, null] : [null, msg]);
+      done();
+    }
+
+    function storeFailed(msg: NodeMessage, ping: Ping, error: unknown, send: SendFunction, done: DoneFunction): void {
+      const raised = failure.failed(error);
+      if (raised !== undefined) {
+        done(raised);
+        return;
+      }
+      msg.dedup = {
+        decision: 'admitted',
+        reason: 'store-unavailable',
+        error: errorMessage(error),
+        assetId: ping.assetId,
+        dtSeconds: null,
+        distanceMetres: null,
+        accepted: null,
+        suppressed: null,
+        store: bound.kind,
+      };
+      counts.admitted++;
+      send([msg, null]);
+      done();
+    }
+
+    function reset(msg: NodeMessage, done: DoneFunction): void {
+      const target = resetTarget(msg);
+      try {
+        const result = bound.store.reset(target?.all === false ? target.id : undefined);
+        if (isPromise(result)) inFlight.track(result).then(() => done(), (error: unknown) => done(asError(error)));
+        else done();
+      } catch (error) {
+        done(asError(error));
+      }
+    }
+
+    node.on('input', (msg, send, done) => {
+      if (resetTarget(msg) !== undefined) {
+        reset(msg, done);
+        return;
+      }
+      const read = readPing({
+        assetId: paths.assetId.read(msg),
+        time: paths.time.read(msg),
+        lat: paths.lat.read(msg),
+        lon: paths.lon.read(msg),
+      });
+      if (!read.ok) {
+        counts.rejected++;
+        board.changed();
+        done(new Error(t('errors.badField', { path: paths[read.field].label, value: read.value, problem: read.problem })));
+        return;
+      }
+      const ping = read.ping;
+      let outcome: WindowOutcome | Promise<WindowOutcome>;
+      try {
+        outcome = bound.store.decide(ping);
+      } catch (error) {
+        storeFailed(msg, ping, error, send, done);
+        return;
+      }
+      if (!isPromise(outcome)) {
+        route(msg, ping, outcome, send, done);
+        return;
+      }
+      inFlight.track(outcome).then(
+        (settled) => {
+          board.storeWorked();
+          route(msg, ping, settled, send, done);
+        },
+        (error: unknown) => storeFailed(msg, ping, error, send, done),
+      );
+    });
+
+    node.on('close', (_removed, done) => {
+      inFlight
+        .drained(Math.min(CLOSE_DRAIN_LIMIT_MS, bound.timeoutMs + 1000))
+        .then(() => bound.release())
+        .catch((error: unknown) => node.warn(errorMessage(error)))
+        .finally(() => {
+          board.stop();
+          done();
+        });
+    });
+  }
+
+  RED.nodes.registerType('sliding-window-dedup', SlidingWindowDedupNode, {
+    settings: { slidingWindowDedupMaxAssets: { value: DEFAULTS.maxAssets, exportable: true } },
+  });
+};
+
+function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
+}

@@ -1,0 +1,45 @@
+import type { Ping, WindowRule, WindowVerdict } from '../core/sliding-window';
+
+/**
+ * The two state stores of each dedup node. The memory and Redis versions
+ * make identical decisions (test/contract holds them to it); a memory store
+ * answers synchronously, which keeps the common case free of promise turns.
+ */
+export type MaybePromise<T> = T | Promise<T>;
+
+export interface WindowSettings extends WindowRule {
+  ttlSeconds: number;
+}
+
+/** A verdict plus the asset's running counts, as stored with its record. */
+export type WindowOutcome = WindowVerdict & { accepted: number; suppressed: number };
+
+export interface WindowStore {
+  decide(ping: Ping): MaybePromise<WindowOutcome>;
+  /** Forgets one asset, or every asset. */
+  reset(assetId?: string): MaybePromise<void>;
+}
+
+/** One idempotency key to claim, with the parts its Redis key is built from. */
+export interface SeenClaim {
+  deviceId: string;
+  seq: number;
+  hash: string;
+  /** `<device_id>:<seq>:<hash>` */
+  key: string;
+}
+
+export interface SeenStore {
+  /**
+   * Claims the keys of one burst in order; true where the reading is the
+   * first with its key (admit), false where the key was already claimed,
+   * earlier in the same burst included (first write wins).
+   */
+  claim(claims: readonly SeenClaim[]): MaybePromise<boolean[]>;
+  /** Forgets one device's keys, or every key. */
+  reset(deviceId?: string): MaybePromise<void>;
+}
+
+export function isPromise<T>(value: MaybePromise<T>): value is Promise<T> {
+  return typeof (value as Promise<T> | undefined)?.then === 'function';
+}
