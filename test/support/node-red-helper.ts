@@ -1,0 +1,144 @@
+/**
+ * node-red-node-test-helper, typed for these tests, plus small tools to
+ * collect what nodes send. The helper runs a real Node-RED runtime (the
+ * devDependency) with the compiled nodes from nodes/.
+ */
+import { EventEmitter } from 'events';
+import { readFileSync } from 'fs';
+import { join } from 'path';
+
+// The helper ships no types; this is the part of its API the tests use.
+interface TestHelper {
+  init(runtimePath: string, settings?: Record<string, unknown>): void;
+  startServer(done: (err?: Error) => void): void;
+  stopServer(done: (err?: Error) => void): void;
+  load(nodes: unknown[], flow: FlowNode[], credentials?: Record<string, Record<string, string>>): Promise<void>;
+  setFlows(flow: FlowNode[], type: 'full' | 'nodes' | 'flows', credentials?: Record<string, Record<string, string>>): Promise<void>;
+  unload(): Promise<void>;
+  getNode(id: string): TestNode | null;
+}
+
+export interface FlowNode {
+  id: string;
+  type: string;
+  z?: string;
+  wires?: string[][];
+  [key: string]: unknown;
+}
+
+export interface Msg {
+  _msgid?: string;
+  payload?: unknown;
+  dedup?: Record<string, unknown>;
+  error?: { message: string; source?: { id: string } };
+  [key: string]: unknown;
+}
+
+export interface TestNode extends EventEmitter {
+  id: string;
+  receive(msg: Msg): void;
+  on(event: 'input', listener: (msg: Msg) => void): this;
+  on(event: 'call:error' | 'call:warn' | 'call:status', listener: (call: { args: unknown[] }) => void): this;
+  on(event: string, listener: (...args: never[]) => void): this;
+}
+
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- untyped CommonJS module
+export const helper: TestHelper = require('node-red-node-test-helper');
+
+const ROOT = join(__dirname, '..', '..');
+helper.init(require.resolve('node-red'));
+
+/** The pack's compiled node modules, as Node-RED loads them. */
+export function packNodes(
+  names: readonly string[] = ['dedup-redis', 'sliding-window-dedup', 'sensor-reconnect-dedup'],
+): unknown[] {
+  return names.map((name) => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- the compiled CommonJS output
+    const register = require(join(ROOT, 'nodes', `${name}.js`)) as (red: object) => void;
+    const catalog = JSON.parse(readFileSync(join(ROOT, 'nodes', 'locales', 'en-US', `${name}.json`), 'utf8')) as object;
+    // The helper's RED._ returns the key itself; give each node its real
+    // en-US catalog instead, so tests read the messages users read, and a key
+    // missing from the catalog fails the test that uses it.
+    return function registerWithCatalog(red: object): void {
+      const withCatalog = Object.create(red) as { _: (key: string, subs?: Record<string, unknown>) => string };
+      withCatalog._ = (key, subs = {}) => translate(catalog, key, subs);
+      register(withCatalog);
+    };
+  });
+}
+
+function translate(catalog: object, key: string, subs: Record<string, unknown>): string {
+  let entry: unknown = catalog;
+  for (const part of key.split('.')) {
+    entry = entry !== null && typeof entry === 'object' ? (entry as Record<string, unknown>)[part] : undefined;
+  }
+  if (typeof entry !== 'string') throw new Error(`message catalog has no string "${key}"`);
+  return entry.replace(/__(\w+)__/g, (whole, name: string) => (name in subs ? String(subs[name]) : whole));
+}
+
+export function startServer(): Promise<void> {
+  return new Promise((resolve, reject) => helper.startServer((err) => (err ? reject(err) : resolve())));
+}
+
+export function stopServer(): Promise<void> {
+  return new Promise((resolve, reject) => helper.stopServer((err) => (err ? reject(err) : resolve())));
+}
+
+export function node(id: string): TestNode {
+  const found = helper.getNode(id);
+  if (found === null) throw new Error(`no node ${id} in the loaded flow`);
+  return found;
+}
+
+/** Every message a helper node receives, in order. */
+export function collect(id: string): Msg[] {
+  const received: Msg[] = [];
+  node(id).on('input', (msg: Msg) => received.push(msg));
+  return received;
+}
+
+/** Resolves once the condition holds; rejects after timeoutMs with the description. */
+export async function until(condition: () => boolean, description: string, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${description}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Core nodes the tests wire around the node under test. */
+export function coreNodes(): unknown[] {
+  const core = join(ROOT, 'node_modules', '@node-red', 'nodes', 'core');
+  return ['common/25-catch.js', 'common/24-complete.js', 'common/25-status.js', 'function/10-function.js'].map(
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- Node-RED's own CommonJS nodes
+    (file) => require(join(core, file)),
+  );
+}
+
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- Node-RED's hook registry, untyped
+const hooks: { add(name: string, hook: (event: { msg: Msg; node: { id: string } }) => void): void; remove(name: string): void } =
+  require('@node-red/util').hooks;
+
+let hookCounter = 0;
+
+/**
+ * Counts done() per message for nodes with the given id, through Node-RED's
+ * onComplete hook: unlike a Complete node it still hears nodes of a flow
+ * that a redeploy has stopped.
+ */
+export function watchCompletions(nodeId: string): { perMessage: Map<string, number>; total(): number; dispose(): void } {
+  const name = `onComplete.dedupTest${++hookCounter}`;
+  const perMessage = new Map<string, number>();
+  hooks.add(name, (event) => {
+    if (event.node.id !== nodeId) return;
+    const id = String(event.msg._msgid);
+    perMessage.set(id, (perMessage.get(id) ?? 0) + 1);
+  });
+  return {
+    perMessage,
+    total: () => [...perMessage.values()].reduce((a, b) => a + b, 0),
+    dispose: () => hooks.remove(name),
+  };
+}
