@@ -6,15 +6,20 @@
 -- KEYS[i]   the record of the asset of ping i, a hash:
 --             t    epoch milliseconds of the last accepted ping
 --             lat  lon  its position
---             id   the call that wrote it (see ARGV[4])
+--             id   the call that last admitted a ping of this asset, and
+--                  which of its pings it admitted: token.i or token.i,j,...
+--                  (see ARGV[4])
 --             acc  sup  pings accepted / suppressed for this asset
 --           Every key of one call hashes to one slot (the asset id is a
 --           hash tag), so the script runs unchanged on Redis Cluster.
 -- ARGV[1]   minSeconds   ARGV[2] minMetres   ARGV[3] ttlSeconds
 -- ARGV[4]   a token unique to this call. A client that lost the connection
---           resends the call; if the first send had run, the record holds
---           token.i and ping i is reported as admitted again ('replayed')
---           instead of being suppressed as late behind itself.
+--           resends the call; if the first send had run, the record's id
+--           lists i under this token and ping i is reported as admitted
+--           again ('replayed') instead of being suppressed as late behind
+--           itself. The id keeps every i the call admitted for the asset, not
+--           only the last: when one call admits two pings of one asset, the
+--           first of them must also be recognised on a resend.
 -- ARGV[5 + 3(i-1) ..]  t, lat, lon of ping i, in order; pings of one asset
 --           are decided in the order given.
 --
@@ -45,17 +50,24 @@ local function exact(n)
   return string.format('%.17g', n)
 end
 
+local prefix = token .. '.'
+
+-- True if id (the record's id field) says this call admitted ping i.
+local function admitted_by_this_call(id, i)
+  if not id or string.sub(id, 1, #prefix) ~= prefix then return false end
+  return string.find(',' .. string.sub(id, #prefix + 1) .. ',', ',' .. i .. ',', 1, true) ~= nil
+end
+
 local out = {}
 for i, key in ipairs(KEYS) do
   local base = 4 + (i - 1) * 3
   local t_arg, lat_arg, lon_arg = ARGV[base + 1], ARGV[base + 2], ARGV[base + 3]
   local t = tonumber(t_arg)
-  local id = token .. '.' .. i
   local rec = redis.call('HMGET', key, 't', 'lat', 'lon', 'id', 'acc', 'sup')
   local reason, dt, dm = 'first', '', ''
 
   if rec[1] then
-    if rec[4] == id then
+    if admitted_by_this_call(rec[4], i) then
       reason = 'replayed'
     else
       local d = (t - tonumber(rec[1])) / 1000
@@ -83,6 +95,9 @@ for i, key in ipairs(KEYS) do
     sup = redis.call('HINCRBY', key, 'sup', 1)
   elseif reason ~= 'replayed' then
     acc = acc + 1
+    -- An earlier ping of this asset in this same call was admitted: add i.
+    local id = prefix .. i
+    if rec[4] and string.sub(rec[4], 1, #prefix) == prefix then id = rec[4] .. ',' .. i end
     redis.call('HSET', key, 't', t_arg, 'lat', lat_arg, 'lon', lon_arg, 'id', id, 'acc', acc)
     redis.call('EXPIRE', key, ttl)
   end

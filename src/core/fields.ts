@@ -65,7 +65,7 @@ export function showValue(value: unknown): string {
 }
 
 export function describeType(value: unknown): string {
-  if (value === null) return 'null';
+  if (value === null || value === undefined) return String(value);
   if (Array.isArray(value)) return 'an array';
   return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
 }

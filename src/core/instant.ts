@@ -46,12 +46,18 @@ function fromEpochNumber(n: number): InstantResult {
     return { ok: false, problem: 'must be a finite, non-negative epoch number' };
   }
   const micros = n < EPOCH_SECONDS_LIMIT ? Math.round(n * 1e6) : Math.round(n * 1e3);
-  if (micros > MAX_EPOCH_MICROS) return { ok: false, problem: 'is after the year 9999' };
+  if (micros >= END_EPOCH_MICROS) return { ok: false, problem: 'is after the year 9999' };
   return { ok: true, epochMicros: micros };
 }
 
-/** 9999-12-31T23:59:59.999999Z, the last instant Python's datetime can hold. */
-const MAX_EPOCH_MICROS = 253_402_300_799_999_999;
+/**
+ * Python's datetime holds 0001-01-01T00:00:00Z up to, not including,
+ * 10000-01-01T00:00:00Z. The bounds are kept as the first instant outside
+ * the range: the last one inside, 253_402_300_799_999_999, is not a double
+ * and rounds up to the year 10000, so `micros > last` let that year through.
+ */
+const START_EPOCH_MICROS = -62_135_596_800_000_000;
+const END_EPOCH_MICROS = 253_402_300_800_000_000;
 
 function fromIsoString(text: string): InstantResult {
   const m = ISO_8601.exec(text);
@@ -78,7 +84,12 @@ function fromIsoString(text: string): InstantResult {
   const utc = new Date(0);
   utc.setUTCFullYear(year, month - 1, day);
   utc.setUTCHours(hour, minute - offsetMinutes, second, 0);
-  return { ok: true, epochMicros: utc.getTime() * 1000 + micros };
+  const epochMicros = utc.getTime() * 1000 + micros;
+  // An offset can carry 0001-01-01 or 9999-12-31 out of Python's range.
+  if (epochMicros < START_EPOCH_MICROS || epochMicros >= END_EPOCH_MICROS) {
+    return { ok: false, problem: 'is outside the years 1 to 9999 in UTC' };
+  }
+  return { ok: true, epochMicros };
 }
 
 function daysInMonth(year: number, month: number): number {

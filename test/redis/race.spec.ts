@@ -1,0 +1,146 @@
+/**
+ * Two workers, each with its own connection and its own store, handed the
+ * same pings at the same time (the redelivery case of the seed design).
+ * With the read-decide-write inside one Lua script, each ping is admitted by
+ * exactly one worker. The control runs a naive GET-then-SET store under the
+ * same load and shows that it admits duplicates, so the test can fail.
+ */
+import assert from 'node:assert/strict';
+import type Redis from 'ioredis';
+import { decideWindow, type Ping, type WindowBaseline } from '../../src/core/sliding-window';
+import { windowRecordKey } from '../../src/redis/key-names';
+import { defineDedupScripts } from '../../src/redis/scripts';
+import { RedisWindowStore } from '../../src/stores/redis-window-store';
+import type { WindowSettings } from '../../src/stores/types';
+import { BASE_SECONDS, LAT, LON } from '../contract/window-store.contract';
+import { closeRedisClient, flushRedis, newRedisClient } from '../support/global-hooks';
+
+const SETTINGS: WindowSettings = { minSeconds: 60, minMetres: 25, ttlSeconds: 3600 };
+const ASSETS = 50;
+const ROUNDS = 20; // 50 assets x 20 pings = 1,000 pings
+
+interface Decider {
+  decide(ping: Ping): Promise<{ admit: boolean }> | { admit: boolean };
+}
+
+/**
+ * The pings: per round, one for every asset, 61 s after its previous one, so
+ * a single worker would admit every one of them ('elapsed').
+ */
+function pingsByRound(): Ping[][] {
+  const rounds: Ping[][] = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    const round: Ping[] = [];
+    for (let a = 0; a < ASSETS; a++) round.push({ assetId: `veh-${a}`, t: (BASE_SECONDS + 61 * r) * 1000, lat: LAT, lon: LON });
+    rounds.push(round);
+  }
+  return rounds;
+}
+
+/** Small deterministic PRNG, so the interleaving is the same on every run. */
+function lcg(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
+    return state / 2 ** 32;
+  };
+}
+
+/** Cuts a round into chunks of 1..12 pings. */
+function chunks<T>(items: T[], random: () => number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; ) {
+    const size = 1 + Math.floor(random() * 12);
+    out.push(items.slice(i, i + size));
+    i += size;
+  }
+  return out;
+}
+
+/**
+ * Feeds every ping to both workers: round by round, each worker's share of
+ * a round cut into chunks, one chunk of each worker per event-loop turn, the
+ * second worker walking the assets in reverse. Returns how many times each
+ * (asset, t) was admitted.
+ */
+async function feedBoth(a: Decider, b: Decider): Promise<Map<string, number>> {
+  const admitted = new Map<string, number>();
+  const random = lcg(20260716);
+  const record = (p: Ping) => (verdict: { admit: boolean }) => {
+    if (verdict.admit) admitted.set(`${p.assetId}@${p.t}`, (admitted.get(`${p.assetId}@${p.t}`) ?? 0) + 1);
+  };
+  for (const round of pingsByRound()) {
+    const forA = chunks(round, random);
+    const forB = chunks([...round].reverse(), random);
+    const pending: Promise<void>[] = [];
+    for (let turn = 0; turn < Math.max(forA.length, forB.length); turn++) {
+      for (const p of forA[turn] ?? []) pending.push(Promise.resolve(a.decide(p)).then(record(p)));
+      for (const p of forB[turn] ?? []) pending.push(Promise.resolve(b.decide(p)).then(record(p)));
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    await Promise.all(pending);
+  }
+  return admitted;
+}
+
+/**
+ * The race the seed warns about: read the record, decide in the client,
+ * write it back, as two commands. Pings of one asset are chained so that
+ * ONE worker alone would be right; only a second worker breaks it.
+ */
+class GetThenSetStore implements Decider {
+  private readonly chains = new Map<string, Promise<unknown>>();
+
+  constructor(private readonly client: Redis) {}
+
+  decide(ping: Ping): Promise<{ admit: boolean }> {
+    const previous = this.chains.get(ping.assetId) ?? Promise.resolve();
+    const next = previous.then(async () => {
+      const key = windowRecordKey('naive:', ping.assetId);
+      const raw = await this.client.get(key);
+      const baseline = raw === null ? undefined : (JSON.parse(raw) as WindowBaseline);
+      const verdict = decideWindow(baseline, ping, SETTINGS);
+      if (verdict.admit) {
+        await this.client.set(key, JSON.stringify({ t: ping.t, lat: ping.lat, lon: ping.lon }), 'EX', SETTINGS.ttlSeconds);
+      }
+      return verdict;
+    });
+    this.chains.set(ping.assetId, next);
+    return next;
+  }
+}
+
+describe('redis race: two workers, two connections, the same pings', function () {
+  let first: Redis;
+  let second: Redis;
+
+  beforeEach(async () => {
+    await flushRedis();
+    first = newRedisClient();
+    second = newRedisClient();
+    defineDedupScripts(first);
+    defineDedupScripts(second);
+  });
+
+  afterEach(async () => {
+    await closeRedisClient(first);
+    await closeRedisClient(second);
+  });
+
+  it('admits each (asset, t) exactly once across both workers with the Lua store', async () => {
+    const options = { keyPrefix: 'race:', cluster: false, timeoutMs: 5000 };
+    const workerA = new RedisWindowStore(first, SETTINGS, options);
+    const workerB = new RedisWindowStore(second, SETTINGS, { ...options, maxBatch: 7 });
+    const admitted = await feedBoth(workerA, workerB);
+    const duplicates = [...admitted].filter(([, count]) => count > 1);
+    assert.deepEqual(duplicates, [], 'no ping may be admitted by both workers');
+    // And none is lost: each was new to whichever worker saw it first.
+    assert.equal(admitted.size, ASSETS * ROUNDS);
+  });
+
+  it('control: a GET-then-SET store under the same load admits duplicates', async () => {
+    const admitted = await feedBoth(new GetThenSetStore(first), new GetThenSetStore(second));
+    const duplicates = [...admitted].filter(([, count]) => count > 1);
+    assert.ok(duplicates.length > 0, 'the naive store should have lost the race at least once');
+  });
+});
