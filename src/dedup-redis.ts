@@ -1,5 +1,6 @@
 import { SharedConnection } from './redis/shared-connection';
 import type { Node, NodeAPI } from './node-red/api';
+import { upgradeConfig } from './node-red/migrations';
 import { settingsFromDef, type DedupRedisCredentials, type DedupRedisDef, type RedisConfigNode } from './node-red/redis-config-node';
 
 /** Longest the config node waits on close for its users to finish. */
@@ -10,6 +11,7 @@ export = function registerDedupRedis(RED: NodeAPI): void {
     RED.nodes.createNode(this, def);
     const node = this;
     try {
+      def = upgradeConfig('dedup-redis', def, (version, supported) => node.warn(RED._('dedup-redis.warnings.newerConfig', { version, supported })));
       node.connection = new SharedConnection(settingsFromDef(def, node.credentials ?? {}));
     } catch (error) {
       // Users find no connection and report it on their own status and messages.

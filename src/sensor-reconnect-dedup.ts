@@ -2,8 +2,9 @@ import { showValue } from './core/fields';
 import { idempotencyKey } from './core/idempotency-key';
 import { isRecord, readReading, type ReadingFields, type ReadingRejection } from './core/reading';
 import type { DoneFunction, Node, NodeAPI, NodeDef, NodeMessage, SendFunction } from './node-red/api';
-import { oneOf, optionalNumber, positiveInteger, positiveNumber } from './node-red/config-values';
+import { isBlank, oneOf, optionalNumber, positiveInteger, positiveNumber } from './node-red/config-values';
 import { InFlight } from './node-red/in-flight';
+import { upgradeConfig } from './node-red/migrations';
 import { resetTarget } from './node-red/reset';
 import { StatusBoard } from './node-red/status-board';
 import { bindStore, type BoundStore } from './node-red/store-binding';
@@ -96,6 +97,7 @@ export = function registerSensorReconnectDedup(RED: NodeAPI): void {
     let outputMode: OutputMode;
     let failure: StoreFailurePolicy;
     try {
+      def = upgradeConfig('sensor-reconnect-dedup', def, (version, supported) => node.warn(t('warnings.newerConfig', { version, supported })));
       const settingMax = RED.settings.sensorReconnectDedupMaxKeys;
       const settings = {
         ttlSeconds: positiveNumber(def.ttlSeconds, 'ttlSeconds', DEFAULTS.ttlSeconds),
@@ -355,10 +357,6 @@ export = function registerSensorReconnectDedup(RED: NodeAPI): void {
     settings: { sensorReconnectDedupMaxKeys: { value: DEFAULTS.maxKeys, exportable: true } },
   });
 };
-
-function isBlank(value: unknown): boolean {
-  return value === undefined || value === null || (typeof value === 'string' && value.trim() === '');
-}
 
 function fieldName(value: string | undefined, fallback: string): string {
   const name = (value ?? '').trim();

@@ -1,9 +1,10 @@
 import { readPing, type PingField } from './core/ping';
 import type { Ping } from './core/sliding-window';
 import type { DoneFunction, Node, NodeAPI, NodeDef, NodeMessage, SendFunction } from './node-red/api';
-import { oneOf, positiveInteger, positiveNumber } from './node-red/config-values';
+import { isBlank, oneOf, positiveInteger, positiveNumber } from './node-red/config-values';
 import { InFlight } from './node-red/in-flight';
 import { compileMessagePath, type MessagePath } from './node-red/message-path';
+import { upgradeConfig } from './node-red/migrations';
 import { resetTarget } from './node-red/reset';
 import { StatusBoard } from './node-red/status-board';
 import { bindStore, type BoundStore } from './node-red/store-binding';
@@ -53,12 +54,14 @@ export = function registerSlidingWindowDedup(RED: NodeAPI): void {
     let paths: Record<PingField, MessagePath>;
     let failure: StoreFailurePolicy;
     try {
+      def = upgradeConfig('sliding-window-dedup', def, (version, supported) => node.warn(t('warnings.newerConfig', { version, supported })));
       const settingMax = RED.settings.slidingWindowDedupMaxAssets;
       const settings = {
         minSeconds: positiveNumber(def.minSeconds, 'minSeconds', DEFAULTS.minSeconds),
         minMetres: positiveNumber(def.minMetres, 'minMetres', DEFAULTS.minMetres),
         ttlSeconds: positiveNumber(def.ttlSeconds, 'ttlSeconds', DEFAULTS.ttlSeconds),
-        maxAssets: positiveInteger(def.maxAssets ?? settingMax, 'maxAssets', DEFAULTS.maxAssets),
+        // Blank in the editor means "use the runtime setting", as does absent.
+        maxAssets: positiveInteger(isBlank(def.maxAssets) ? settingMax : def.maxAssets, 'maxAssets', DEFAULTS.maxAssets),
       };
       paths = {
         assetId: compileMessagePath(RED, def.assetIdProperty || DEFAULTS.assetIdProperty),

@@ -28,3 +28,8 @@ export function optionalNumber(value: unknown, name: string): number | undefined
 export function oneOf<T extends string>(value: unknown, allowed: readonly T[], fallback: T): T {
   return allowed.includes(value as T) ? (value as T) : fallback;
 }
+
+/** Absent, or cleared in the editor. */
+export function isBlank(value: unknown): boolean {
+  return value === undefined || value === null || (typeof value === 'string' && value.trim() === '');
+}

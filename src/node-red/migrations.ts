@@ -1,0 +1,108 @@
+/**
+ * Versioned node configuration, so a flow saved by one release of the pack
+ * keeps meaning the same thing when a later release adds or changes options.
+ *
+ * Every node saves `version` (the editor's default). When a release changes
+ * what a saved option means, or adds one whose default would change how an
+ * existing flow behaves, it raises CONFIG_VERSION and adds a step here that
+ * turns a config of the previous version into one of the new version with
+ * the old behaviour (for example: "version 1 had no X; X = <what v1 did>").
+ * The node constructors run every step from the saved version up before they
+ * read the config, so old flows load unchanged; the editor's `version`
+ * default is raised to match (test/migrations checks the two agree).
+ *
+ * Pure: no Node-RED, no I/O; the input object is never modified.
+ */
+
+/** The config version this release writes and reads. */
+export const CONFIG_VERSION = 1;
+
+/** The version of a saved config that has none: release 0.1.0 already saved 1, so a missing one is a hand-written flow of that shape. */
+export const UNVERSIONED = 1;
+
+export type DedupNodeType = 'sliding-window-dedup' | 'sensor-reconnect-dedup' | 'dedup-redis';
+
+export type SavedConfig = Readonly<Record<string, unknown>>;
+
+/** Turns a config of version `from` into one of version `from + 1`. */
+export interface MigrationStep {
+  readonly from: number;
+  /** What changed, for the reader of this file and for test messages. */
+  readonly change: string;
+  readonly up: (config: SavedConfig) => Record<string, unknown>;
+}
+
+export type MigrationTable = Readonly<Record<string, readonly MigrationStep[]>>;
+
+/** The steps of each node type; empty while every type is still at version 1. */
+export const MIGRATIONS: Readonly<Record<DedupNodeType, readonly MigrationStep[]>> = {
+  'sliding-window-dedup': [],
+  'sensor-reconnect-dedup': [],
+  'dedup-redis': [],
+};
+
+export interface UpgradeResult<T> {
+  /** The config at `to`, with `version` set to it (a copy; the saved one is untouched). */
+  readonly config: T & { version: number };
+  /** The version the config was saved with. */
+  readonly from: number;
+  /** The version of `config`: the current one, or `from` when that is newer. */
+  readonly to: number;
+  /** The `change` of each step applied, oldest first. */
+  readonly applied: readonly string[];
+  /** The config was saved by a newer release: passed through as it is. */
+  readonly newer: boolean;
+}
+
+/** The saved `version` as a whole number >= 1, or an Error saying what is wrong with it. */
+export function savedVersion(config: SavedConfig): number {
+  const raw = config.version;
+  if (raw === undefined || raw === null || raw === '') return UNVERSIONED;
+  const n = typeof raw === 'number' ? raw : typeof raw === 'string' && /^\s*\d+\s*$/.test(raw) ? Number(raw) : NaN;
+  if (!Number.isSafeInteger(n) || n < 1) {
+    throw new Error(`version must be a whole number from 1, not ${JSON.stringify(raw)}`);
+  }
+  return n;
+}
+
+/**
+ * Runs the steps of `type` from the saved version up to `current`. Throws
+ * when the saved version is malformed or a step is missing from the table.
+ */
+export function upgrade<T extends object>(
+  type: string,
+  saved: T,
+  table: MigrationTable = MIGRATIONS,
+  current: number = CONFIG_VERSION,
+): UpgradeResult<T> {
+  const steps = table[type];
+  if (steps === undefined) throw new Error(`no migrations are registered for node type "${type}"`);
+  const from = savedVersion(saved as SavedConfig);
+  if (from > current) {
+    return { config: { ...saved, version: from }, from, to: from, applied: [], newer: true };
+  }
+  let config: Record<string, unknown> = { ...(saved as SavedConfig) };
+  const applied: string[] = [];
+  for (let version = from; version < current; version++) {
+    const step = steps.find((s) => s.from === version);
+    if (step === undefined) throw new Error(`${type}: no migration from config version ${version} to ${version + 1}`);
+    config = { ...step.up(config), version: version + 1 };
+    applied.push(step.change);
+  }
+  return { config: { ...config, version: current } as T & { version: number }, from, to: current, applied, newer: false };
+}
+
+/**
+ * What a node constructor calls: the config brought up to date. A config
+ * saved by a newer release is used as it is, after `onNewer` is told (the
+ * node warns: options it does not know are ignored).
+ */
+export function upgradeConfig<T extends object>(
+  type: DedupNodeType,
+  saved: T,
+  onNewer?: (savedVersion: number, supported: number) => void,
+): T & { version: number } {
+  const result = upgrade(type, saved);
+  if (result.newer && onNewer) onNewer(result.from, CONFIG_VERSION);
+  return result.config;
+}

@@ -1,0 +1,174 @@
+/**
+ * A real Node-RED (the devDependency) for the browser tests: its own
+ * temporary user directory with this pack linked into node_modules (as
+ * scripts/start.js does), on a free loopback port, in a child process.
+ */
+import { spawn, type ChildProcess } from 'child_process';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'fs';
+import { createServer } from 'net';
+import { tmpdir } from 'os';
+import { dirname, join, resolve } from 'path';
+
+export const ROOT = resolve(__dirname, '..', '..', '..');
+export const PACKAGE_NAME: string = (require(join(ROOT, 'package.json')) as { name: string }).name;
+
+const HOST = '127.0.0.1';
+const READY_TIMEOUT_MS = 60_000;
+const STOP_GRACE_MS = 5_000;
+
+export interface NodeRedServer {
+  readonly url: string;
+  readonly port: number;
+  readonly userDir: string;
+  /** The tail of Node-RED's log, for failure messages. */
+  log(): string;
+  /** GET a path of the admin API and parse the JSON answer. */
+  getJson<T>(path: string, headers?: Record<string, string>): Promise<T>;
+  /** Replaces every flow through the admin API (a full deploy). */
+  setFlows(flows: unknown[]): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export interface StartOptions {
+  /** Flows to start with (default: none). */
+  flows?: unknown[];
+  /** Extra settings merged into settings.js. */
+  settings?: Record<string, unknown>;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.unref();
+    server.once('error', reject);
+    server.listen(0, HOST, () => {
+      const address = server.address();
+      if (address === null || typeof address === 'string') {
+        server.close();
+        reject(new Error('could not read the port of a loopback listener'));
+        return;
+      }
+      server.close(() => resolvePort(address.port));
+    });
+  });
+}
+
+const delay = (ms: number): Promise<void> => new Promise((done) => setTimeout(done, ms));
+
+function settingsFile(port: number, extra: Record<string, unknown>): string {
+  const settings = {
+    uiHost: HOST,
+    uiPort: port,
+    flowFile: 'flows.json',
+    // Credentials are encrypted in flows_cred.json with this key.
+    credentialSecret: 'e2e-only-secret',
+    // Nothing may reach beyond loopback: no telemetry, update check, palette catalogue or tours.
+    telemetry: { enabled: false, updateNotification: false },
+    diagnostics: { enabled: false, ui: false },
+    externalModules: { palette: { allowInstall: false, allowUpdate: false, allowUpload: false } },
+    editorTheme: { tours: false, palette: { catalogues: [] }, projects: { enabled: false } },
+    logging: { console: { level: 'info', metrics: false, audit: false } },
+    ...extra,
+  };
+  return `module.exports = ${JSON.stringify(settings, null, 2)};\n`;
+}
+
+export async function startNodeRed(options: StartOptions = {}): Promise<NodeRedServer> {
+  const userDir = mkdtempSync(join(tmpdir(), 'node-red-dedup-e2e-'));
+  const link = join(userDir, 'node_modules', ...PACKAGE_NAME.split('/'));
+  mkdirSync(dirname(link), { recursive: true });
+  symlinkSync(ROOT, link, 'dir');
+  writeFileSync(join(userDir, 'flows.json'), JSON.stringify(options.flows ?? []));
+
+  let lastError: unknown;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const port = await freePort();
+    writeFileSync(join(userDir, 'settings.js'), settingsFile(port, options.settings ?? {}));
+    try {
+      return await launch(userDir, port);
+    } catch (error) {
+      lastError = error;
+    }
+  }
+  rmSync(userDir, { recursive: true, force: true });
+  throw lastError;
+}
+
+async function launch(userDir: string, port: number): Promise<NodeRedServer> {
+  const url = `http://${HOST}:${port}`;
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [require.resolve('node-red/red.js'), '--userDir', userDir, '--settings', join(userDir, 'settings.js')],
+    { cwd: userDir, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NODE_RED_ENABLE_PROJECTS: 'false' } },
+  );
+  let output = '';
+  const keep = (chunk: Buffer): void => {
+    output = (output + chunk.toString('utf8')).slice(-20_000);
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  const exited = new Promise<void>((done) => child.once('exit', () => done()));
+  const onExit = (): void => {
+    child.kill('SIGKILL');
+  };
+  process.once('exit', onExit);
+
+  async function stop(): Promise<void> {
+    process.removeListener('exit', onExit);
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
+      await exited;
+      clearTimeout(timer);
+    }
+  }
+
+  async function getJson<T>(path: string, headers: Record<string, string> = {}): Promise<T> {
+    const response = await fetch(url + path, { headers: { Accept: 'application/json', ...headers } });
+    if (!response.ok) throw new Error(`GET ${path}: HTTP ${response.status} ${await response.text()}`);
+    return (await response.json()) as T;
+  }
+
+  async function setFlows(flows: unknown[]): Promise<void> {
+    const response = await fetch(`${url}/flows`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'Node-RED-Deployment-Type': 'full' },
+      body: JSON.stringify(flows),
+    });
+    if (!response.ok) throw new Error(`POST /flows: HTTP ${response.status} ${await response.text()}`);
+  }
+
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  for (;;) {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      throw new Error(`Node-RED exited (${child.exitCode ?? child.signalCode}) before it was ready:\n${output}`);
+    }
+    // Ready once the HTTP API answers and the flows have started.
+    if (/Started flows/.test(output)) {
+      try {
+        await getJson('/settings');
+        break;
+      } catch {
+        // Not listening yet.
+      }
+    }
+    if (Date.now() > deadline) {
+      await stop();
+      throw new Error(`Node-RED was not ready within ${READY_TIMEOUT_MS} ms:\n${output}`);
+    }
+    await delay(100);
+  }
+
+  return {
+    url,
+    port,
+    userDir,
+    log: () => output,
+    getJson,
+    setFlows,
+    async stop() {
+      await stop();
+      rmSync(userDir, { recursive: true, force: true });
+    },
+  };
+}

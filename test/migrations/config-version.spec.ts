@@ -1,0 +1,246 @@
+/**
+ * Config migrations: the upgrade path from any saved version to the current
+ * one, the real table, the editor's `version` default agreeing with the
+ * runtime, and the nodes running the path when they start.
+ */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'fs';
+import { join } from 'path';
+import fc from 'fast-check';
+import {
+  CONFIG_VERSION,
+  MIGRATIONS,
+  UNVERSIONED,
+  savedVersion,
+  upgrade,
+  upgradeConfig,
+  type DedupNodeType,
+  type MigrationTable,
+} from '../../src/node-red/migrations';
+import { coreNodes, helper, node, packNodes, startServer, stopServer, until, type FlowNode } from '../support/node-red-helper';
+
+const ROOT = join(__dirname, '..', '..');
+const WARN = 30;
+const ERROR = 20;
+
+interface LogEvent {
+  level: number;
+  id?: string;
+  msg?: unknown;
+}
+
+/** What nodes logged since the flow was loaded (node-red-node-test-helper spies on the runtime log). */
+function logged(): LogEvent[] {
+  // The helper's log() is not in the typed subset of test/support/node-red-helper.ts.
+  const spy = (helper as unknown as { log(): { args: Array<[LogEvent]> } }).log();
+  return spy.args.map(([event]) => event);
+}
+const TYPES = Object.keys(MIGRATIONS) as DedupNodeType[];
+
+/**
+ * A made-up history of one node type, to exercise the path the way a real
+ * later release would use it:
+ * - v1 -> v2 added `burstLimit`; v1 flows had no limit, so they get 0 (none)
+ *   rather than v2's new default;
+ * - v2 -> v3 renamed `ttl` to `ttlSeconds`.
+ */
+const HISTORY: MigrationTable = {
+  'example-node': [
+    { from: 2, change: 'renamed ttl to ttlSeconds', up: ({ ttl, ...rest }) => ({ ...rest, ttlSeconds: ttl }) },
+    { from: 1, change: 'added burstLimit (v1 had none)', up: (config) => ({ ...config, burstLimit: config.burstLimit ?? 0 }) },
+  ],
+};
+
+describe('config migrations', function () {
+  describe('the upgrade path', function () {
+    it('runs every step from the saved version up, in order, and stamps each', function () {
+      const result = upgrade('example-node', { version: 1, ttl: 60, name: 'kept' }, HISTORY, 3);
+      assert.deepEqual(result.config, { version: 3, ttlSeconds: 60, burstLimit: 0, name: 'kept' });
+      assert.deepEqual(result.applied, ['added burstLimit (v1 had none)', 'renamed ttl to ttlSeconds']);
+      assert.equal(result.from, 1);
+      assert.equal(result.to, 3);
+      assert.equal(result.newer, false);
+    });
+
+    it('starts from the saved version: a v2 config only takes the later step', function () {
+      const result = upgrade('example-node', { version: 2, ttl: 30, burstLimit: 5 }, HISTORY, 3);
+      assert.deepEqual(result.config, { version: 3, ttlSeconds: 30, burstLimit: 5 });
+      assert.deepEqual(result.applied, ['renamed ttl to ttlSeconds']);
+    });
+
+    it('leaves a current config as it is', function () {
+      const current = { version: 3, ttlSeconds: 30, burstLimit: 5 };
+      const result = upgrade('example-node', current, HISTORY, 3);
+      assert.deepEqual(result.config, current);
+      assert.deepEqual(result.applied, []);
+    });
+
+    it('passes a config saved by a newer release through, flagged', function () {
+      const result = upgrade('example-node', { version: 4, somethingNew: true }, HISTORY, 3);
+      assert.equal(result.newer, true);
+      assert.deepEqual(result.config, { version: 4, somethingNew: true });
+      assert.equal(result.to, 4);
+    });
+
+    it('never modifies the saved object', function () {
+      const saved = Object.freeze({ version: 1, ttl: 60 });
+      upgrade('example-node', saved, HISTORY, 3);
+      assert.deepEqual(saved, { version: 1, ttl: 60 });
+    });
+
+    it('fails loudly when a step is missing, or the type is unknown', function () {
+      const gap: MigrationTable = { 'example-node': [HISTORY['example-node'][0]] };
+      assert.throws(() => upgrade('example-node', { version: 1 }, gap, 3), /no migration from config version 1 to 2/);
+      assert.throws(() => upgrade('no-such-node', {}, HISTORY, 3), /no migrations are registered for node type "no-such-node"/);
+    });
+
+    it('is idempotent and keeps every property it does not know (property-based)', function () {
+      const extra = fc.dictionary(
+        fc.string({ minLength: 1, maxLength: 8 }).filter((k) => !['version', 'ttl', 'ttlSeconds', 'burstLimit', '__proto__'].includes(k)),
+        fc.oneof(fc.string(), fc.integer(), fc.boolean(), fc.constant(null)),
+        { maxKeys: 6 },
+      );
+      fc.assert(
+        fc.property(extra, fc.integer({ min: 1, max: 3 }), fc.integer(), (props, version, ttl) => {
+          const saved = version === 3 ? { ...props, version, ttlSeconds: ttl, burstLimit: 1 } : { ...props, version, ttl };
+          const once = upgrade('example-node', saved, HISTORY, 3).config;
+          const twice = upgrade('example-node', once, HISTORY, 3).config;
+          assert.deepEqual(twice, once);
+          for (const [key, value] of Object.entries(props)) assert.deepEqual((once as Record<string, unknown>)[key], value);
+          assert.equal(once.version, 3);
+        }),
+      );
+    });
+  });
+
+  describe('the saved version', function () {
+    it('reads a missing or blank version as the first one', function () {
+      for (const config of [{}, { version: undefined }, { version: null }, { version: '' }]) {
+        assert.equal(savedVersion(config), UNVERSIONED);
+      }
+    });
+
+    it('accepts a whole number or its digits', function () {
+      assert.equal(savedVersion({ version: 1 }), 1);
+      assert.equal(savedVersion({ version: '2' }), 2);
+      assert.equal(savedVersion({ version: ' 7 ' }), 7);
+    });
+
+    it('rejects anything else, saying what it got', function () {
+      for (const version of [0, -1, 1.5, 'v1', 'one', true, {}, Number.NaN]) {
+        assert.throws(() => savedVersion({ version }), /version must be a whole number from 1/, String(version));
+      }
+    });
+  });
+
+  describe('the real table', function () {
+    it('has, for each node type, exactly one step from each version below the current one', function () {
+      for (const type of TYPES) {
+        const froms = MIGRATIONS[type].map((s) => s.from).sort((a, b) => a - b);
+        const expected = Array.from({ length: CONFIG_VERSION - 1 }, (_, i) => i + 1);
+        assert.deepEqual(froms, expected, type);
+      }
+    });
+
+    it('brings a config of every version of every type up to the current one', function () {
+      for (const type of TYPES) {
+        for (let version = 1; version <= CONFIG_VERSION; version++) {
+          const result = upgrade(type, { version, name: 'n' });
+          assert.equal(result.config.version, CONFIG_VERSION, `${type} v${version}`);
+          assert.equal(result.config.name, 'n');
+          assert.equal(result.newer, false);
+        }
+        assert.equal(upgrade(type, { name: 'hand-written' }).config.version, CONFIG_VERSION, `${type} without a version`);
+      }
+    });
+
+    it('tells the node when a config is newer than this release reads', function () {
+      const heard: Array<[number, number]> = [];
+      const config = upgradeConfig('sliding-window-dedup', { version: CONFIG_VERSION + 1, minSeconds: '5' }, (v, s) => heard.push([v, s]));
+      assert.deepEqual(heard, [[CONFIG_VERSION + 1, CONFIG_VERSION]]);
+      assert.equal(config.minSeconds, '5');
+      assert.equal(config.version, CONFIG_VERSION + 1);
+    });
+
+    it('matches the `version` default the editor saves for every node type', function () {
+      const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { 'node-red': { nodes: Record<string, string> } };
+      const seen: string[] = [];
+      for (const file of Object.values(pkg['node-red'].nodes)) {
+        const html = readFileSync(join(ROOT, file.replace(/\.js$/, '.html')), 'utf8');
+        const type = /registerType\(\s*["']([^"']+)["']/.exec(html)?.[1];
+        const version = /\bversion\s*:\s*\{\s*value\s*:\s*(\d+)\s*\}/.exec(html)?.[1];
+        assert.ok(type, `${file}: registers a type`);
+        assert.ok(TYPES.includes(type as DedupNodeType), `${type} has a migration table`);
+        assert.equal(Number(version), CONFIG_VERSION, `${type}: editor default version`);
+        seen.push(type);
+      }
+      assert.deepEqual([...seen].sort(), [...TYPES].sort(), 'every type with a table is a node of the pack');
+    });
+  });
+
+  describe('in a running node', function () {
+    before(startServer);
+    after(stopServer);
+    afterEach(async function () {
+      await helper.unload();
+    });
+
+    function flow(version: unknown): FlowNode[] {
+      return [
+        { id: 'tab', type: 'tab' },
+        {
+          id: 'dedup',
+          type: 'sliding-window-dedup',
+          z: 'tab',
+          store: 'memory',
+          minSeconds: '60',
+          minMetres: '25',
+          ttlSeconds: '3600',
+          version,
+          wires: [['admitted'], []],
+        },
+        { id: 'admitted', type: 'helper', z: 'tab' },
+      ];
+    }
+
+    async function firstDecision(version: unknown): Promise<{ warnings: string[]; reason: unknown; errors: string[] }> {
+      await helper.load([...packNodes(['dedup-redis', 'sliding-window-dedup']), ...coreNodes()], flow(version));
+      const dedup = node('dedup');
+      const warnings: string[] = [];
+      const errors: string[] = [];
+      dedup.on('call:warn', (call) => warnings.push(String(call.args[0])));
+      dedup.on('call:error', (call) => errors.push(String(call.args[0])));
+      const admitted: Array<{ dedup?: Record<string, unknown> }> = [];
+      node('admitted').on('input', (msg) => admitted.push(msg));
+      dedup.receive({ payload: { assetId: 'veh-1', ts: 1_780_000_000, lat: 52.52, lon: 13.4 } });
+      await until(() => admitted.length > 0 || errors.length > 0, 'a decision or an error');
+      return { warnings, errors, reason: admitted[0]?.dedup?.reason };
+    }
+
+    it('loads a flow saved with the current version, and one without a version, without a word', async function () {
+      for (const version of [CONFIG_VERSION, undefined]) {
+        const result = await firstDecision(version);
+        assert.equal(result.reason, 'first');
+        assert.deepEqual(result.warnings, []);
+        await helper.unload();
+      }
+    });
+
+    it('runs a flow saved by a newer release, with a warning from the catalog', async function () {
+      const result = await firstDecision(CONFIG_VERSION + 1);
+      assert.equal(result.reason, 'first');
+      assert.deepEqual(result.errors, []);
+      // The warning is given while the node starts, before a test can listen to it: read the runtime's log.
+      const warned = logged().filter((e) => e.level === WARN && e.id === 'dedup').map((e) => String(e.msg));
+      assert.equal(warned.length, 1, JSON.stringify(warned));
+      assert.match(warned[0], new RegExp(`config version ${CONFIG_VERSION + 1}; this release reads up to ${CONFIG_VERSION}`));
+    });
+
+    it('refuses a malformed version with a configuration error, and answers messages with it', async function () {
+      await helper.load([...packNodes(['dedup-redis', 'sliding-window-dedup']), ...coreNodes()], flow('two'));
+      const errors = logged().filter((e) => e.level === ERROR && e.id === 'dedup').map((e) => String(e.msg));
+      assert.equal(errors.length, 1, JSON.stringify(errors));
+      assert.match(errors[0], /Invalid configuration: version must be a whole number from 1, not "two"/);
+    });
+  });
+});
