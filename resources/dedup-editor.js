@@ -3,15 +3,11 @@
  * at resources/@telemetry-dedup/node-red-dedup/dedup-editor.js and loaded by
  * each node's .html before its registerType call.
  *
- * Two kinds of validators:
- * - TelemetryDedupEditor.check.*: Node-RED 3.1+ validators, `function (value, opt)`
- *   called with the node as `this`. They return true, or the reason the value
- *   is invalid, read from the node's own message catalog under
- *   `<type>.validation.<name>` (and `<type>.label.<field>` for the field's
- *   name), which the editor shows beside the red field.
- * - positive, ttlCoversWindow, redisChosenWhenNeeded, optionalNumber: the
- *   same rules returning only true/false, for definitions written before the
- *   check.* family.
+ * The validators, TelemetryDedupEditor.check.*, are Node-RED 3.1+ validators,
+ * `function (value, opt)` called with the node as `this`. They return true, or
+ * the reason the value is invalid, read from the node's own message catalog
+ * under `<type>.validation.<name>` (and `<type>.label.<field>` for the field's
+ * name), which the editor shows beside the red field.
  */
 (function () {
     "use strict";
@@ -33,14 +29,29 @@
         return field.length ? field.val() : node[property];
     }
 
+    function isBlank(value) {
+        return value === undefined || value === null || (typeof value === "string" && value.trim() === "");
+    }
+
     function isPositive(value, whole) {
         if (isEnvReference(value)) { return true; }
         var n = numberOrNaN(value);
         return isFinite(n) && n > 0 && (!whole || Math.floor(n) === n);
     }
 
-    /** The reasons check.* can give: each is `<type>.validation.<name>` in the catalog of a node that uses check.*. */
-    var REASONS = ["positive", "wholePositive", "ttlShorterThanWindow", "redisNeeded", "redisMissing", "property"];
+    /** A number as typed: not blank, and not a ${ENV} reference (its value is only known at run time). */
+    function isNumber(value) {
+        return !isBlank(value) && !isEnvReference(value) && isFinite(numberOrNaN(value));
+    }
+
+    /**
+     * The reasons check.* can give: each is `<type>.validation.<name>` in the
+     * catalog of every node that uses check.*, whichever validators it uses.
+     */
+    var REASONS = [
+        "positive", "wholePositive", "ttlShorterThanWindow", "redisNeeded", "redisMissing", "property",
+        "fieldName", "fieldList", "numberOrBlank", "rangeReversed"
+    ];
 
     /** A translated reason; plain false when the node cannot translate (never a stray key). */
     function reason(node, name, substitutions) {
@@ -111,34 +122,49 @@
                     (!RED.utils || typeof RED.utils.validatePropertyExpression !== "function" || RED.utils.validatePropertyExpression(value));
                 return valid ? true : reason(this, "property", { label: fieldLabel(this, property) });
             };
+        },
+
+        /**
+         * The name of one field inside the payload (not a msg path): not blank,
+         * and without a comma, which separates the names of a list.
+         */
+        fieldName: function (property) {
+            return function (value, opt) {
+                var valid = typeof value === "string" && value.trim() !== "" && value.indexOf(",") === -1;
+                return valid ? true : reason(this, "fieldName", { label: fieldLabel(this, property) });
+            };
+        },
+
+        /** Field names separated by commas, at least one of them not blank. */
+        fieldList: function (property) {
+            return function (value, opt) {
+                var names = typeof value === "string" ? value.split(",").filter(function (name) { return name.trim() !== ""; }) : [];
+                return names.length > 0 ? true : reason(this, "fieldList", { label: fieldLabel(this, property) });
+            };
+        },
+
+        /**
+         * One end of an optional range: a number, blank for no bound, or ${ENV}.
+         * `ends` names the other end, as { atMost: "<upper property>" } for the
+         * lower end or { atLeast: "<lower property>" } for the upper end: when
+         * both ends are numbers, the lower must not be above the upper.
+         */
+        bound: function (property, ends) {
+            var lowerProperty = ends && ends.atLeast;
+            var upperProperty = ends && ends.atMost;
+            return function (value, opt) {
+                if (!isBlank(value) && !isEnvReference(value) && !isFinite(numberOrNaN(value))) {
+                    return reason(this, "numberOrBlank", { label: fieldLabel(this, property) });
+                }
+                var lower = lowerProperty ? current(this, lowerProperty) : value;
+                var upper = upperProperty ? current(this, upperProperty) : value;
+                if (isNumber(lower) && isNumber(upper) && numberOrNaN(lower) > numberOrNaN(upper)) {
+                    return reason(this, "rangeReversed", { min: String(lower).trim(), max: String(upper).trim() });
+                }
+                return true;
+            };
         }
     };
-
-    /* ------------------------------------- boolean validators (kept as is) */
-
-    /** A validator for a positive number, or a ${ENV} reference, optionally whole. */
-    function positive(options) {
-        var whole = options && options.whole;
-        var blankAllowed = options && options.blankAllowed;
-        return function (value) {
-            if (blankAllowed && (value === "" || value === undefined)) { return true; }
-            return isPositive(value, whole);
-        };
-    }
-
-    /** The TTL must outlive the window, or a parked asset is "first" every time. */
-    function ttlCoversWindow(value) {
-        return isPositive(value, false) && ttlIsLongEnough(this, value);
-    }
-
-    /** A Redis store needs a dedup-redis config node. */
-    function redisChosenWhenNeeded(value) {
-        return redisState(this, value) === "ok";
-    }
-
-    function optionalNumber(value) {
-        return value === "" || value === undefined || isEnvReference(value) || isFinite(numberOrNaN(value));
-    }
 
     /* ------------------------------------------------------ dialog wiring */
 
@@ -180,10 +206,6 @@
     window.TelemetryDedupEditor = {
         check: check,
         reasons: REASONS,
-        positive: positive,
-        ttlCoversWindow: ttlCoversWindow,
-        redisChosenWhenNeeded: redisChosenWhenNeeded,
-        optionalNumber: optionalNumber,
         bindStoreSelector: bindStoreSelector,
         msgPropertyInputs: msgPropertyInputs,
         revalidateOnChange: revalidateOnChange

@@ -59,10 +59,27 @@ const SCENARIOS: Record<string, DedupScenario> = {
   'sensor-reconnect-dedup': {
     firstField: '#node-input-ttlSeconds',
     thresholds: [
-      { field: 'ttlSeconds', bad: ['0', '-1'], good: '600' },
-      { field: 'maxKeys', bad: ['0', '-3'], good: '5000' },
+      { field: 'ttlSeconds', bad: ['0', '-1', 'soon'], good: '600' },
+      { field: 'maxKeys', bad: ['0', '-3', '2.5'], good: '5000' },
+      { field: 'deviceField', bad: [' ', 'device_id,seq'], good: 'sensor' },
+      { field: 'seqField', bad: [' ', 'seq,'], good: 'counter' },
+      { field: 'tsField', bad: [' ', ',ts'], good: 'taken_at' },
+      { field: 'contentFields', bad: [' ', ',', ' , '], good: 'fill_pct, battery_v' },
+      { field: 'valueMin', bad: ['low', '10%'], good: '' },
+      { field: 'valueMax', bad: ['high'], good: '95' },
     ],
-    expected: { ttlSeconds: '600', maxKeys: '5000', store: 'redis', version: 1 },
+    expected: {
+      ttlSeconds: '600',
+      maxKeys: '5000',
+      deviceField: 'sensor',
+      seqField: 'counter',
+      tsField: 'taken_at',
+      contentFields: 'fill_pct, battery_v',
+      valueMin: '',
+      valueMax: '95',
+      store: 'redis',
+      version: 1,
+    },
     screenshot: 'sensor-reconnect-dedup-dialog',
   },
 };
@@ -146,6 +163,7 @@ describe('the pack in the Node-RED editor (Chromium)', function () {
       const page = editor.page;
       await editor.filterPalette('dedup');
       const id = await editor.dragToWorkspace(type, 300, 160);
+      if (type === 'sensor-reconnect-dedup') assert.equal(await editor.nodeLabel(id), 'seen-set 6 h', 'the label shows the remember window');
       await editor.openEditDialog(id, scenario.firstField);
 
       // The store note says what the memory store does not do.
@@ -191,6 +209,36 @@ describe('the pack in the Node-RED editor (Chromium)', function () {
         await editor.expectInvalid('#node-input-assetIdProperty + .red-ui-typedInput-container', false);
       }
 
+      if (type === 'sensor-reconnect-dedup') {
+        // A field of the reading is one name, not a list: the reason says so.
+        await editor.setField('#node-input-seqField', 'counter,seq');
+        await editor.expectInvalid('#node-input-seqField', true);
+        assert.match(await editor.invalidReason('#node-input-seqField'), /^Sequence .*one field.*commas/);
+        await editor.setField('#node-input-seqField', 'counter');
+        await editor.expectInvalid('#node-input-seqField', false);
+        await editor.setField('#node-input-contentFields', ' , ');
+        await editor.expectInvalid('#node-input-contentFields', true);
+        assert.match(await editor.invalidReason('#node-input-contentFields'), /^Measured .*at least one field/);
+        await editor.setField('#node-input-contentFields', 'fill_pct, battery_v');
+        await editor.expectInvalid('#node-input-contentFields', false);
+        // A lower bound above the upper one marks both ends red, with the reason.
+        await editor.setField('#node-input-valueMin', '150');
+        await editor.expectInvalid('#node-input-valueMin', true);
+        await editor.expectInvalid('#node-input-valueMax', true);
+        assert.match(await editor.invalidReason('#node-input-valueMin'), /lower bound \(150\) is greater than the upper bound \(95\)/);
+        assert.match(await editor.invalidReason('#node-input-valueMax'), /lower bound \(150\) is greater than the upper bound \(95\)/);
+        // Raising the upper end clears both; an ${ENV} end is only known at run time.
+        await editor.setField('#node-input-valueMax', '200');
+        await editor.expectInvalid('#node-input-valueMin', false);
+        await editor.expectInvalid('#node-input-valueMax', false);
+        await editor.setField('#node-input-valueMax', '${FILL_MAX}');
+        await editor.expectInvalid('#node-input-valueMin', false);
+        await editor.expectInvalid('#node-input-valueMax', false);
+        await editor.setField('#node-input-valueMin', '');
+        await editor.setField('#node-input-valueMax', '95');
+        await editor.expectInvalid('#node-input-valueMax', false);
+      }
+
       // Redis store without a connection: marked red, and the memory note goes.
       await page.locator('#node-input-store').selectOption('redis');
       await note.waitFor({ state: 'hidden' });
@@ -231,6 +279,7 @@ describe('the pack in the Node-RED editor (Chromium)', function () {
       const node = (await page.evaluate((nodeId) => RED.nodes.node(nodeId), id)) as EditorNode;
       assert.equal(node.valid, true, `the node is valid: ${JSON.stringify(node.validationErrors)}`);
       if (type === 'sliding-window-dedup') assert.equal(await editor.nodeLabel(id), '30 s / 50 m', 'the label shows the thresholds');
+      if (type === 'sensor-reconnect-dedup') assert.equal(await editor.nodeLabel(id), 'seen-set 10 min', 'the label shows the remember window');
 
       await editor.deploy();
       // Connected with the ACL user and its password: a green dot.
