@@ -23,7 +23,11 @@ export interface KeyedContent {
 }
 
 export function contentHash(content: KeyedContent): string {
-  const canonical: Record<string, JsonValue> = { ...content.measures };
+  // Copied key by key rather than spread: a spread of the reader's
+  // prototype-less object took V8's slow path, for every reading. The copy
+  // has no prototype either, so a field named `__proto__` stays a field.
+  const canonical = Object.create(null) as Record<string, JsonValue>;
+  for (const name of Object.keys(content.measures)) canonical[name] = content.measures[name] as number;
   canonical[content.timeField] = formatPythonIsoUtc(content.epochMicros);
   return createHash('sha256').update(pythonJsonDumps(canonical), 'utf8').digest('hex').slice(0, 16);
 }

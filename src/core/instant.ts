@@ -62,9 +62,13 @@ const END_EPOCH_MICROS = 253_402_300_800_000_000;
 function fromIsoString(text: string): InstantResult {
   const m = ISO_8601.exec(text);
   if (!m) return { ok: false, problem: 'is not an ISO-8601 date-time' };
-  const [year, month, day, hour, minute] = [m[1], m[2], m[3], m[4], m[5]].map(Number) as [
-    number, number, number, number, number,
-  ];
+  // Plain arithmetic below, no Date objects: this runs for every reading of
+  // a burst, and building and setting Dates was its largest cost.
+  const year = Number(m[1]);
+  const month = Number(m[2]);
+  const day = Number(m[3]);
+  const hour = Number(m[4]);
+  const minute = Number(m[5]);
   const second = m[6] === undefined ? 0 : Number(m[6]);
   if (
     year < 1 || month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month) ||
@@ -81,10 +85,9 @@ function fromIsoString(text: string): InstantResult {
     if (oh > 23 || om > 59) return { ok: false, problem: 'has an invalid UTC offset' };
     offsetMinutes = (m[9] === '-' ? -1 : 1) * (oh * 60 + om);
   }
-  const utc = new Date(0);
-  utc.setUTCFullYear(year, month - 1, day);
-  utc.setUTCHours(hour, minute - offsetMinutes, second, 0);
-  const epochMicros = utc.getTime() * 1000 + micros;
+  const epochMs =
+    daysFromCivil(year, month, day) * 86_400_000 + hour * 3_600_000 + (minute - offsetMinutes) * 60_000 + second * 1000;
+  const epochMicros = epochMs * 1000 + micros;
   // An offset can carry 0001-01-01 or 9999-12-31 out of Python's range.
   if (epochMicros < START_EPOCH_MICROS || epochMicros >= END_EPOCH_MICROS) {
     return { ok: false, problem: 'is outside the years 1 to 9999 in UTC' };
@@ -92,15 +95,48 @@ function fromIsoString(text: string): InstantResult {
   return { ok: true, epochMicros };
 }
 
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/** In the proleptic Gregorian calendar, which both Python and Date use. */
 function daysInMonth(year: number, month: number): number {
-  // Day 0 of the next month is the last day of this one; setUTCFullYear,
-  // unlike Date.UTC, does not map years 0-99 to the 1900s.
-  const d = new Date(0);
-  d.setUTCFullYear(year, month, 0);
-  return d.getUTCDate();
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  return month === 2 && leap ? 29 : (DAYS_IN_MONTH[month - 1] as number);
+}
+
+/**
+ * Days from 1970-01-01 to the given date (proleptic Gregorian, any year),
+ * counted in 400-year eras of 146,097 days from a year that starts in March,
+ * so that the leap day falls at the end of the year.
+ */
+function daysFromCivil(year: number, month: number, day: number): number {
+  const y = month <= 2 ? year - 1 : year;
+  const era = Math.floor(y / 400);
+  const yearOfEra = y - era * 400;
+  const dayOfYear = Math.floor((153 * (month > 2 ? month - 3 : month + 9) + 2) / 5) + day - 1;
+  const dayOfEra = yearOfEra * 365 + Math.floor(yearOfEra / 4) - Math.floor(yearOfEra / 100) + dayOfYear;
+  return era * 146_097 + dayOfEra - 719_468;
+}
+
+/**
+ * The date of a day counted from 1970-01-01, the inverse of daysFromCivil:
+ * [year, month 1-12, day 1-31].
+ */
+function civilFromDays(days: number): [number, number, number] {
+  const z = days + 719_468;
+  const era = Math.floor(z / 146_097);
+  const dayOfEra = z - era * 146_097;
+  const yearOfEra = Math.floor(
+    (dayOfEra - Math.floor(dayOfEra / 1460) + Math.floor(dayOfEra / 36_524) - Math.floor(dayOfEra / 146_096)) / 365,
+  );
+  const dayOfYear = dayOfEra - (365 * yearOfEra + Math.floor(yearOfEra / 4) - Math.floor(yearOfEra / 100));
+  const shiftedMonth = Math.floor((5 * dayOfYear + 2) / 153);
+  const day = dayOfYear - Math.floor((153 * shiftedMonth + 2) / 5) + 1;
+  const month = shiftedMonth < 10 ? shiftedMonth + 3 : shiftedMonth - 9;
+  return [yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day];
 }
 
 const pad = (n: number, width: number): string => String(n).padStart(width, '0');
+const TWO_DIGITS = Array.from({ length: 100 }, (_, n) => pad(n, 2));
 
 /**
  * The instant as Python's `datetime.isoformat()` writes an aware UTC
@@ -109,6 +145,16 @@ const pad = (n: number, width: number): string => String(n).padStart(width, '0')
  */
 export function formatPythonIsoUtc(epochMicros: number): string {
   const micros = ((epochMicros % 1e6) + 1e6) % 1e6;
+  if (epochMicros >= START_EPOCH_MICROS && epochMicros < END_EPOCH_MICROS) {
+    // Years 1 to 9999, the ones readings have: the same text by arithmetic,
+    // without a Date and its getters (this runs for every reading).
+    const seconds = (epochMicros - micros) / 1e6;
+    const days = Math.floor(seconds / 86_400);
+    const ofDay = seconds - days * 86_400;
+    const [year, month, day] = civilFromDays(days);
+    const hms = `${TWO_DIGITS[Math.floor(ofDay / 3600)]}:${TWO_DIGITS[Math.floor(ofDay / 60) % 60]}:${TWO_DIGITS[ofDay % 60]}`;
+    return `${pad(year, 4)}-${TWO_DIGITS[month]}-${TWO_DIGITS[day]}T${hms}${micros === 0 ? '' : `.${pad(micros, 6)}`}+00:00`;
+  }
   const d = new Date((epochMicros - micros) / 1000);
   const date = `${pad(d.getUTCFullYear(), 4)}-${pad(d.getUTCMonth() + 1, 2)}-${pad(d.getUTCDate(), 2)}`;
   const time = `${pad(d.getUTCHours(), 2)}:${pad(d.getUTCMinutes(), 2)}:${pad(d.getUTCSeconds(), 2)}`;

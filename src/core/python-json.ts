@@ -27,7 +27,14 @@ export function pythonJsonDumps(value: JsonValue): string {
   }
   if (Array.isArray(value)) return `[${value.map(pythonJsonDumps).join(',')}]`;
   const keys = Object.keys(value).sort(compareCodePoints);
-  return `{${keys.map((k) => `${pythonJsonString(k)}:${pythonJsonDumps(value[k] as JsonValue)}`).join(',')}}`;
+  // A plain loop: this runs once per reading, and map/join cost a closure
+  // call and an array per object.
+  let out = '{';
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i] as string;
+    out += `${i === 0 ? '' : ','}${pythonJsonString(key)}:${pythonJsonDumps(value[key] as JsonValue)}`;
+  }
+  return `${out}}`;
 }
 
 /** `repr(float(n))` in Python 3: shortest round-trip digits, Python's layout. */
@@ -36,6 +43,12 @@ export function pythonFloatRepr(n: number): string {
   if (n === Infinity) return 'Infinity';
   if (n === -Infinity) return '-Infinity';
   if (n === 0) return Object.is(n, -0) ? '-0.0' : '0.0';
+  // The common case, taken first because this runs for every reading of a
+  // burst: where Python writes plain decimals (1e-4 <= |n| < 1e16), so does
+  // String(n), with the same shortest digits; only whole numbers lack the
+  // `.0`. (A non-integer double is below 2^53, so never reaches 1e16.)
+  const magnitude = Math.abs(n);
+  if (magnitude >= 1e-4 && magnitude < 1e16) return Number.isInteger(n) ? `${n}.0` : String(n);
   // toExponential() with no argument gives the shortest digits that round-trip,
   // the same digits Python's repr chooses; only the layout differs.
   const [mantissa, exp] = Math.abs(n).toExponential().split('e') as [string, string];
@@ -63,7 +76,12 @@ const SHORT_ESCAPES: Record<string, string> = {
   '\f': '\\f',
 };
 
+/** Printable ASCII other than `"` and `\`: written as is. */
+const PLAIN_ASCII = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+
 export function pythonJsonString(s: string): string {
+  // Keys, timestamps and ids are almost always plain: no escaping to do.
+  if (PLAIN_ASCII.test(s)) return `"${s}"`;
   let out = '"';
   for (let i = 0; i < s.length; i++) {
     const ch = s[i] as string;
@@ -77,6 +95,24 @@ export function pythonJsonString(s: string): string {
 }
 
 function compareCodePoints(a: string, b: string): number {
+  // UTF-16 unit order is code point order until a surrogate is involved, and
+  // comparing units needs no iterator objects: taken for everything else.
+  const shorter = Math.min(a.length, b.length);
+  for (let i = 0; i < shorter; i++) {
+    const ua = a.charCodeAt(i);
+    const ub = b.charCodeAt(i);
+    if (ua === ub) continue;
+    if (isSurrogate(ua) || isSurrogate(ub)) return compareBySurrogatePairs(a, b);
+    return ua - ub;
+  }
+  return a.length - b.length;
+}
+
+function isSurrogate(unit: number): boolean {
+  return unit >= 0xd800 && unit <= 0xdfff;
+}
+
+function compareBySurrogatePairs(a: string, b: string): number {
   const ia = a[Symbol.iterator]();
   const ib = b[Symbol.iterator]();
   for (;;) {

@@ -6,7 +6,7 @@ import { deleteMatching } from '../redis/delete-matching';
 import { windowPattern, windowRecordKey } from '../redis/key-names';
 import type { RedisClient } from '../redis/scripts';
 import { TickBatcher } from '../redis/tick-batcher';
-import type { WindowOutcome, WindowSettings, WindowStore } from './types';
+import { withCounts, type WindowOutcome, type WindowSettings, type WindowStore } from './types';
 
 export interface RedisStoreOptions {
   keyPrefix: string;
@@ -79,7 +79,6 @@ function parseOutcome(raw: string[], at: number): WindowOutcome {
   const reason = raw[at] as string;
   const dt = optionalNumber(raw[at + 1]);
   const distance = optionalNumber(raw[at + 2]);
-  const counts = { accepted: Number(raw[at + 3]), suppressed: Number(raw[at + 4]) };
   let verdict: WindowVerdict;
   if (SUPPRESS_REASONS.has(reason)) {
     verdict = { admit: false, reason: reason as SuppressReason, dtSeconds: dt ?? 0, distanceMetres: distance };
@@ -88,7 +87,7 @@ function parseOutcome(raw: string[], at: number): WindowOutcome {
   } else {
     throw new Error(`unexpected reason "${reason}" from the sliding-window script`);
   }
-  return { ...verdict, ...counts };
+  return withCounts(verdict, Number(raw[at + 3]), Number(raw[at + 4]));
 }
 
 function optionalNumber(text: string | undefined): number | null {
