@@ -3,15 +3,13 @@ import { idempotencyKey } from './core/idempotency-key';
 import { isRecord, readReading, type ReadingFields, type ReadingRejection } from './core/reading';
 import type { DoneFunction, Node, NodeAPI, NodeDef, NodeMessage, SendFunction } from './node-red/api';
 import { isBlank, oneOf, optionalNumber, positiveInteger, positiveNumber } from './node-red/config-values';
-import { InFlight } from './node-red/in-flight';
 import { upgradeConfig } from './node-red/migrations';
-import { resetTarget } from './node-red/reset';
-import { StatusBoard } from './node-red/status-board';
+import { NodeLifecycle } from './node-red/node-lifecycle';
 import { bindStore, type BoundStore } from './node-red/store-binding';
 import { errorMessage, StoreFailurePolicy } from './node-red/store-failure';
 import { MemorySeenStore } from './stores/memory-seen-store';
 import { RedisSeenStore } from './stores/redis-seen-store';
-import { isPromise, type SeenClaim, type SeenStore } from './stores/types';
+import type { SeenClaim, SeenStore } from './stores/types';
 
 interface SensorReconnectDef extends NodeDef {
   store?: string;
@@ -38,9 +36,6 @@ const DEFAULTS = {
   valueMin: 0,
   valueMax: 100,
 } as const;
-
-/** Longest a redeploy waits for decisions still out at Redis (Node-RED gives up at 15 s). */
-const CLOSE_DRAIN_LIMIT_MS = 10_000;
 
 type OutputMode = 'burst' | 'each';
 
@@ -87,15 +82,15 @@ export = function registerSensorReconnectDedup(RED: NodeAPI): void {
   function SensorReconnectDedupNode(this: Node, def: SensorReconnectDef): void {
     RED.nodes.createNode(this, def);
     const node = this;
-    const t = (key: string, subs?: Record<string, string | number>): string => RED._(`sensor-reconnect-dedup.${key}`, subs);
     const totals = { received: 0, unique: 0, suppressed: 0, rejected: 0 };
-    const board = new StatusBoard(node, () => t('status.counts', totals), t);
-    const inFlight = new InFlight();
+    const life = new NodeLifecycle(RED, node, 'sensor-reconnect-dedup', (t) => t('status.counts', totals));
+    const { t, board } = life;
 
-    let bound: BoundStore<SeenStore>;
+    let bound: BoundStore<SeenStore> | undefined;
     let fields: ReadingFields;
     let outputMode: OutputMode;
     let failure: StoreFailurePolicy;
+    life.closeWith(() => bound);
     try {
       def = upgradeConfig('sensor-reconnect-dedup', def, (version, supported) => node.warn(t('warnings.newerConfig', { version, supported })));
       const settingMax = RED.settings.sensorReconnectDedupMaxKeys;
@@ -109,21 +104,13 @@ export = function registerSensorReconnectDedup(RED: NodeAPI): void {
       failure = new StoreFailurePolicy(node, oneOf(def.onStoreError, ['admit', 'error'], 'admit'), board, t);
       bound = bindStore<SeenStore>(RED, node.id, oneOf(def.store, ['memory', 'redis'], 'memory'), def.redis, board, t, {
         memory: () => new MemorySeenStore(settings),
-        redis: (client, connection) =>
-          new RedisSeenStore(client, settings, {
-            keyPrefix: connection.keyPrefix,
-            cluster: connection.isCluster,
-            timeoutMs: connection.settings.timeoutMs,
-          }),
+        redis: (client, options) => new RedisSeenStore(client, settings, options),
       });
     } catch (error) {
-      // A node that cannot start still answers every message, with this error.
-      const reason = errorMessage(error);
-      node.error(t('errors.badConfig', { error: reason }));
-      board.fixed('red', t('status.badConfig'));
-      node.on('input', (_msg, _send, done) => done(new Error(t('errors.badConfig', { error: reason }))));
+      life.refuseMessages(error);
       return;
     }
+    const store = bound;
     board.changed();
 
     /** Where a field sits in the message, for error texts: msg.payload[2].seq */
@@ -209,11 +196,11 @@ export = function registerSensorReconnectDedup(RED: NodeAPI): void {
       tally(counts);
       const admitted = settled.admitted[0];
       if (admitted !== undefined) {
-        msg.dedup = { decision: 'admitted', ...reasonOf(settled), key: admitted.key, ...counts, store: bound.kind };
+        msg.dedup = { decision: 'admitted', ...reasonOf(settled), key: admitted.key, ...counts, store: store.kind };
         send([msg, null]);
       } else {
         const suppressed = settled.suppressed[0] as Keyed;
-        msg.dedup = { decision: 'suppressed', reason: 'duplicate', key: suppressed.key, ...counts, store: bound.kind };
+        msg.dedup = { decision: 'suppressed', reason: 'duplicate', key: suppressed.key, ...counts, store: store.kind };
         send([null, msg]);
       }
       done();
@@ -233,18 +220,18 @@ export = function registerSensorReconnectDedup(RED: NodeAPI): void {
           suppressed: settled.suppressed.map((k) => ({ index: k.index, key: k.key, reading: k.raw })),
           rejections: prepared.rejected.map(rejectionInfo),
         },
-        dedup: { decision: 'audit', ...why, keys, ...counts, store: bound.kind },
+        dedup: { decision: 'audit', ...why, keys, ...counts, store: store.kind },
       };
       let admitted: NodeMessage | NodeMessage[] | null = null;
       if (settled.admitted.length > 0 && outputMode === 'burst') {
         msg.payload = settled.admitted.map((k) => k.raw);
-        msg.dedup = { decision: 'admitted', ...why, keys, ...counts, store: bound.kind };
+        msg.dedup = { decision: 'admitted', ...why, keys, ...counts, store: store.kind };
         admitted = msg;
       } else if (settled.admitted.length > 0) {
         admitted = settled.admitted.map((k) => ({
           ...msg,
           payload: k.raw,
-          dedup: { decision: 'admitted', ...why, key: k.key, index: k.index, ...counts, store: bound.kind },
+          dedup: { decision: 'admitted', ...why, key: k.key, index: k.index, ...counts, store: store.kind },
         }));
       }
       send([admitted, audit]);
@@ -273,42 +260,15 @@ export = function registerSensorReconnectDedup(RED: NodeAPI): void {
         route(msg, prepared, settle(prepared, []), send, done);
         return;
       }
-      let answers: boolean[] | Promise<boolean[]>;
-      try {
-        answers = bound.store.claim(prepared.claims);
-      } catch (error) {
-        storeFailed(msg, prepared, error, send, done);
-        return;
-      }
-      if (!isPromise(answers)) {
-        route(msg, prepared, settle(prepared, answers), send, done);
-        return;
-      }
-      inFlight.track(answers).then(
-        (settledAnswers) => {
-          board.storeWorked();
-          route(msg, prepared, settle(prepared, settledAnswers), send, done);
-        },
-        (error: unknown) => storeFailed(msg, prepared, error, send, done),
+      life.settle(
+        () => store.store.claim(prepared.claims),
+        (answers) => route(msg, prepared, settle(prepared, answers), send, done),
+        (error) => storeFailed(msg, prepared, error, send, done),
       );
     }
 
-    function reset(msg: NodeMessage, done: DoneFunction): void {
-      const target = resetTarget(msg);
-      try {
-        const result = bound.store.reset(target?.all === false ? target.id : undefined);
-        if (isPromise(result)) inFlight.track(result).then(() => done(), (error: unknown) => done(asError(error)));
-        else done();
-      } catch (error) {
-        done(asError(error));
-      }
-    }
-
     node.on('input', (msg, send, done) => {
-      if (resetTarget(msg) !== undefined) {
-        reset(msg, done);
-        return;
-      }
+      if (life.reset(msg, store.store, done)) return;
       const payload = msg.payload;
       if (Array.isArray(payload)) {
         const prepared = prepare(payload, true);
@@ -339,17 +299,6 @@ export = function registerSensorReconnectDedup(RED: NodeAPI): void {
         return;
       }
       decide(msg, prepared, send, done);
-    });
-
-    node.on('close', (_removed, done) => {
-      inFlight
-        .drained(Math.min(CLOSE_DRAIN_LIMIT_MS, bound.timeoutMs + 1000))
-        .then(() => bound.release())
-        .catch((error: unknown) => node.warn(errorMessage(error)))
-        .finally(() => {
-          board.stop();
-          done();
-        });
     });
   }
 
@@ -396,8 +345,4 @@ function readingFields(def: SensorReconnectDef): ReadingFields {
     ...(min !== undefined ? { min } : {}),
     ...(max !== undefined ? { max } : {}),
   };
-}
-
-function asError(error: unknown): Error {
-  return error instanceof Error ? error : new Error(String(error));
 }

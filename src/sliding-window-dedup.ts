@@ -2,16 +2,14 @@ import { readPing, type PingField } from './core/ping';
 import type { Ping } from './core/sliding-window';
 import type { DoneFunction, Node, NodeAPI, NodeDef, NodeMessage, SendFunction } from './node-red/api';
 import { isBlank, oneOf, positiveInteger, positiveNumber } from './node-red/config-values';
-import { InFlight } from './node-red/in-flight';
 import { compileMessagePath, type MessagePath } from './node-red/message-path';
 import { upgradeConfig } from './node-red/migrations';
-import { resetTarget } from './node-red/reset';
-import { StatusBoard } from './node-red/status-board';
+import { NodeLifecycle } from './node-red/node-lifecycle';
 import { bindStore, type BoundStore } from './node-red/store-binding';
 import { errorMessage, StoreFailurePolicy } from './node-red/store-failure';
 import { MemoryWindowStore } from './stores/memory-window-store';
 import { RedisWindowStore } from './stores/redis-window-store';
-import { isPromise, type WindowOutcome, type WindowStore } from './stores/types';
+import type { WindowOutcome, WindowStore } from './stores/types';
 
 interface SlidingWindowDef extends NodeDef {
   store?: string;
@@ -38,21 +36,18 @@ const DEFAULTS = {
   lonProperty: 'payload.lon',
 } as const;
 
-/** Longest a redeploy waits for decisions still out at Redis (Node-RED gives up at 15 s). */
-const CLOSE_DRAIN_LIMIT_MS = 10_000;
-
 export = function registerSlidingWindowDedup(RED: NodeAPI): void {
   function SlidingWindowDedupNode(this: Node, def: SlidingWindowDef): void {
     RED.nodes.createNode(this, def);
     const node = this;
-    const t = (key: string, subs?: Record<string, string | number>): string => RED._(`sliding-window-dedup.${key}`, subs);
     const counts = { admitted: 0, suppressed: 0, rejected: 0 };
-    const board = new StatusBoard(node, () => t('status.counts', counts), t);
-    const inFlight = new InFlight();
+    const life = new NodeLifecycle(RED, node, 'sliding-window-dedup', (t) => t('status.counts', counts));
+    const { t, board } = life;
 
-    let bound: BoundStore<WindowStore>;
+    let bound: BoundStore<WindowStore> | undefined;
     let paths: Record<PingField, MessagePath>;
     let failure: StoreFailurePolicy;
+    life.closeWith(() => bound);
     try {
       def = upgradeConfig('sliding-window-dedup', def, (version, supported) => node.warn(t('warnings.newerConfig', { version, supported })));
       const settingMax = RED.settings.slidingWindowDedupMaxAssets;
@@ -72,21 +67,13 @@ export = function registerSlidingWindowDedup(RED: NodeAPI): void {
       failure = new StoreFailurePolicy(node, oneOf(def.onStoreError, ['admit', 'error'], 'admit'), board, t);
       bound = bindStore<WindowStore>(RED, node.id, oneOf(def.store, ['memory', 'redis'], 'memory'), def.redis, board, t, {
         memory: () => new MemoryWindowStore(settings),
-        redis: (client, connection) =>
-          new RedisWindowStore(client, settings, {
-            keyPrefix: connection.keyPrefix,
-            cluster: connection.isCluster,
-            timeoutMs: connection.settings.timeoutMs,
-          }),
+        redis: (client, options) => new RedisWindowStore(client, settings, options),
       });
     } catch (error) {
-      // A node that cannot start still answers every message, with this error.
-      const reason = errorMessage(error);
-      node.error(t('errors.badConfig', { error: reason }));
-      board.fixed('red', t('status.badConfig'));
-      node.on('input', (_msg, _send, done) => done(new Error(t('errors.badConfig', { error: reason }))));
+      life.refuseMessages(error);
       return;
     }
+    const store = bound;
     board.changed();
 
     function route(msg: NodeMessage, ping: Ping, outcome: WindowOutcome, send: SendFunction, done: DoneFunction): void {
@@ -98,7 +85,7 @@ export = function registerSlidingWindowDedup(RED: NodeAPI): void {
         distanceMetres: outcome.distanceMetres,
         accepted: outcome.accepted,
         suppressed: outcome.suppressed,
-        store: bound.kind,
+        store: store.kind,
       };
       if (outcome.admit) counts.admitted++;
       else counts.suppressed++;
@@ -122,29 +109,15 @@ export = function registerSlidingWindowDedup(RED: NodeAPI): void {
         distanceMetres: null,
         accepted: null,
         suppressed: null,
-        store: bound.kind,
+        store: store.kind,
       };
       counts.admitted++;
       send([msg, null]);
       done();
     }
 
-    function reset(msg: NodeMessage, done: DoneFunction): void {
-      const target = resetTarget(msg);
-      try {
-        const result = bound.store.reset(target?.all === false ? target.id : undefined);
-        if (isPromise(result)) inFlight.track(result).then(() => done(), (error: unknown) => done(asError(error)));
-        else done();
-      } catch (error) {
-        done(asError(error));
-      }
-    }
-
     node.on('input', (msg, send, done) => {
-      if (resetTarget(msg) !== undefined) {
-        reset(msg, done);
-        return;
-      }
+      if (life.reset(msg, store.store, done)) return;
       const read = readPing({
         assetId: paths.assetId.read(msg),
         time: paths.time.read(msg),
@@ -158,35 +131,11 @@ export = function registerSlidingWindowDedup(RED: NodeAPI): void {
         return;
       }
       const ping = read.ping;
-      let outcome: WindowOutcome | Promise<WindowOutcome>;
-      try {
-        outcome = bound.store.decide(ping);
-      } catch (error) {
-        storeFailed(msg, ping, error, send, done);
-        return;
-      }
-      if (!isPromise(outcome)) {
-        route(msg, ping, outcome, send, done);
-        return;
-      }
-      inFlight.track(outcome).then(
-        (settled) => {
-          board.storeWorked();
-          route(msg, ping, settled, send, done);
-        },
-        (error: unknown) => storeFailed(msg, ping, error, send, done),
+      life.settle(
+        () => store.store.decide(ping),
+        (outcome) => route(msg, ping, outcome, send, done),
+        (error) => storeFailed(msg, ping, error, send, done),
       );
-    });
-
-    node.on('close', (_removed, done) => {
-      inFlight
-        .drained(Math.min(CLOSE_DRAIN_LIMIT_MS, bound.timeoutMs + 1000))
-        .then(() => bound.release())
-        .catch((error: unknown) => node.warn(errorMessage(error)))
-        .finally(() => {
-          board.stop();
-          done();
-        });
     });
   }
 
@@ -194,7 +143,3 @@ export = function registerSlidingWindowDedup(RED: NodeAPI): void {
     settings: { slidingWindowDedupMaxAssets: { value: DEFAULTS.maxAssets, exportable: true } },
   });
 };
-
-function asError(error: unknown): Error {
-  return error instanceof Error ? error : new Error(String(error));
-}

@@ -1,5 +1,5 @@
-import type { SharedConnection } from '../redis/shared-connection';
 import type { RedisClient } from '../redis/scripts';
+import type { RedisStoreOptions } from '../stores/redis-window-store';
 import type { NodeAPI } from './api';
 import { asRedisConfigNode } from './redis-config-node';
 import type { StatusBoard } from './status-board';
@@ -27,7 +27,7 @@ export function bindStore<S>(
   redisConfigId: string | undefined,
   board: StatusBoard,
   t: (key: string) => string,
-  build: { memory: () => S; redis: (client: RedisClient, connection: SharedConnection) => S },
+  build: { memory: () => S; redis: (client: RedisClient, options: RedisStoreOptions) => S },
 ): BoundStore<S> {
   if (kind === 'memory') {
     return { store: build.memory(), kind, timeoutMs: Infinity, release: () => Promise.resolve() };
@@ -37,7 +37,11 @@ export function bindStore<S>(
   const connection = config.connection;
   const client = connection.register(nodeId, (event) => board.connectionChanged(event));
   return {
-    store: build.redis(client, connection),
+    store: build.redis(client, {
+      keyPrefix: connection.keyPrefix,
+      cluster: connection.isCluster,
+      timeoutMs: connection.settings.timeoutMs,
+    }),
     kind,
     timeoutMs: connection.settings.timeoutMs,
     release: () => connection.deregister(nodeId),
