@@ -9,7 +9,7 @@
  */
 import assert from 'node:assert/strict';
 import { closeRedisClient, flushRedis, newRedisClient, sharedRedis } from '../support/global-hooks';
-import { coreNodes, helper, node, packNodes, sleep, startServer, stopServer, until, watchCompletions, type FlowNode } from '../support/node-red-helper';
+import { helper, loadPackFlow, node, sleep, startServer, stopServer, until, watchCompletions, type FlowNode } from '../support/node-red-helper';
 
 const PINGS = 3000;
 const BURSTS = 1000;
@@ -71,7 +71,7 @@ describe('faults: redeploy with thousands of messages in flight', function () {
   beforeEach(flushRedis);
 
   it('calls done() once per message and leaks no connection, on full and modified-nodes deploys', async function () {
-    await helper.load([...packNodes(), ...coreNodes()], flow(), { 'rd-conn': {} });
+    await loadPackFlow(flow(), { 'rd-conn': {} });
     // One decision so the connection is open before counting.
     const completions = [watchCompletions('rd-win'), watchCompletions('rd-sensor')];
     const errors: string[] = [];

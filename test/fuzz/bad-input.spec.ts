@@ -20,10 +20,9 @@ import fc from 'fast-check';
 import type Redis from 'ioredis';
 import { closeRedisClient, flushRedis, newRedisClient, sharedRedis } from '../support/global-hooks';
 import {
-  coreNodes,
   helper,
+  loadPackFlow,
   node,
-  packNodes,
   startServer,
   stopServer,
   until,
@@ -240,7 +239,7 @@ describe('fuzz: random and malformed messages at both nodes', function () {
     admin = newRedisClient();
     for (const key of PLANTED) await admin.set(key, 'planted');
     await startServer();
-    await helper.load([...packNodes(), ...coreNodes()], flow(), { 'fz-conn': {} });
+    await loadPackFlow(flow(), { 'fz-conn': {} });
     process.on('unhandledRejection', onCrash);
     process.on('uncaughtException', onCrash);
   });

@@ -5,22 +5,18 @@
  */
 import assert from 'node:assert/strict';
 import { idempotencyKey } from '../../src/core/idempotency-key';
-import { sharedRedis } from '../support/global-hooks';
 import {
-  collect,
   helper,
-  node,
-  packNodes,
+  loadDedup,
   sleep,
   startServer,
   stopServer,
   until,
-  type FlowNode,
+  type DedupHarness as Harness,
   type Msg,
+  type StoreKind,
 } from '../support/node-red-helper';
 import { freePort } from '../support/redis-server';
-
-type StoreKind = 'memory' | 'redis';
 
 // ---------------------------------------------------------------------------
 // Readings
@@ -49,8 +45,6 @@ const VECTORS: [RawReading, string][] = [
 // ---------------------------------------------------------------------------
 // The flow and what comes out of it
 
-let prefixCounter = 0;
-
 /** Runtime settings for the next load; the shared helper type leaves this method out. */
 function runtimeSettings(settings: Record<string, unknown>): void {
   (helper as unknown as { settings(s: Record<string, unknown>): unknown }).settings(settings);
@@ -63,16 +57,6 @@ interface Counts {
   rejected: number;
 }
 
-interface Harness {
-  admitted: Msg[];
-  /** Output 2: suppressed single readings and burst audits. */
-  second: Msg[];
-  caught: Msg[];
-  completed: Msg[];
-  statuses: Msg[];
-  send(payload: unknown, extra?: Partial<Msg>): void;
-}
-
 /** What one input message produced. */
 interface Outcome {
   admitted: Msg[];
@@ -81,59 +65,9 @@ interface Outcome {
   ms: number;
 }
 
-function flow(store: StoreKind, overrides: Record<string, unknown> = {}, redisOverrides: Record<string, unknown> = {}): FlowNode[] {
-  // Ids differ from every type name: the runtime starts nodes without x/y as
-  // config nodes, and reads a property whose value is a node id as a
-  // dependency on that node (a node "catch" of type "catch" waits on itself).
-  const nodes: FlowNode[] = [
-    { id: 'tab', type: 'tab' },
-    {
-      id: 'dedup',
-      type: 'sensor-reconnect-dedup',
-      z: 'tab',
-      store,
-      redis: store === 'redis' ? 'conn' : '',
-      ...overrides,
-      wires: [['out-admitted'], ['out-second']],
-    },
-    { id: 'out-admitted', type: 'helper', z: 'tab' },
-    { id: 'out-second', type: 'helper', z: 'tab' },
-    { id: 'on-catch', type: 'catch', z: 'tab', scope: ['dedup'], uncaught: false, wires: [['out-caught']] },
-    { id: 'out-caught', type: 'helper', z: 'tab' },
-    { id: 'on-complete', type: 'complete', z: 'tab', scope: ['dedup'], wires: [['out-completed']] },
-    { id: 'out-completed', type: 'helper', z: 'tab' },
-    { id: 'on-status', type: 'status', z: 'tab', scope: ['dedup'], wires: [['out-status']] },
-    { id: 'out-status', type: 'helper', z: 'tab' },
-  ];
-  if (store === 'redis') {
-    prefixCounter++;
-    nodes.push({
-      id: 'conn',
-      type: 'dedup-redis',
-      host: '127.0.0.1',
-      port: String(sharedRedis().port),
-      // A prefix of its own per test, so that no test sees another's keys.
-      keyPrefix: `src-test-${process.pid}-${prefixCounter}:`,
-      timeoutMs: '2000',
-      ...redisOverrides,
-    });
-  }
-  return nodes;
-}
-
-async function load(store: StoreKind, overrides: Record<string, unknown> = {}, redisOverrides: Record<string, unknown> = {}): Promise<Harness> {
-  const nodes = flow(store, overrides, redisOverrides);
-  const credentials: Record<string, Record<string, string>> = store === 'redis' ? { conn: {} } : {};
-  // packNodes gives each node its en-US catalog, so messages read as users see them.
-  await helper.load(packNodes(['dedup-redis', 'sensor-reconnect-dedup']), nodes, credentials);
-  return {
-    admitted: collect('out-admitted'),
-    second: collect('out-second'),
-    caught: collect('out-caught'),
-    completed: collect('out-completed'),
-    statuses: collect('out-status'),
-    send: (payload, extra = {}) => node('dedup').receive({ payload, ...extra }),
-  };
+function load(store: StoreKind, overrides: Record<string, unknown> = {}, redisOverrides: Record<string, unknown> = {}): Promise<Harness> {
+  // loadDedup gives the node its en-US catalog, so messages read as users see them.
+  return loadDedup('sensor-reconnect-dedup', store, overrides, redisOverrides);
 }
 
 /**

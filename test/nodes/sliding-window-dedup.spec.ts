@@ -9,7 +9,9 @@ import { freePort } from '../support/redis-server';
 import {
   collect,
   coreNodes,
+  dedupFlow,
   helper,
+  loadDedup,
   node,
   packNodes,
   sleep,
@@ -17,77 +19,31 @@ import {
   stopServer,
   until,
   watchCompletions,
+  type DedupHarness,
   type FlowNode,
   type Msg,
+  type StoreKind,
 } from '../support/node-red-helper';
 
 const BASE = 1_780_000_000; // epoch seconds
 const LAT = 52.5200087;
 const LON = 13.4049547;
 
-type StoreKind = 'memory' | 'redis';
 const WINDOW_NODES = ['dedup-redis', 'sliding-window-dedup'];
-let prefixCounter = 0;
+const WINDOW: Record<string, unknown> = { minSeconds: '60', minMetres: '25', ttlSeconds: '21600' };
 
-interface Harness {
-  admitted: Msg[];
+interface Harness extends DedupHarness {
+  /** Output 2. */
   suppressed: Msg[];
-  caught: Msg[];
-  completed: Msg[];
-  send(payload: unknown, extra?: Partial<Msg>): void;
 }
 
 function ping(assetId: unknown, ts: unknown, lat: unknown = LAT, lon: unknown = LON): Record<string, unknown> {
   return { assetId, ts, lat, lon };
 }
 
-function flow(store: StoreKind, overrides: Record<string, unknown> = {}, redisOverrides: Record<string, unknown> = {}): FlowNode[] {
-  const nodes: FlowNode[] = [
-    { id: 'tab', type: 'tab' },
-    {
-      id: 'dedup',
-      type: 'sliding-window-dedup',
-      z: 'tab',
-      store,
-      redis: store === 'redis' ? 'conn' : '',
-      minSeconds: '60',
-      minMetres: '25',
-      ttlSeconds: '21600',
-      ...overrides,
-      wires: [['admitted'], ['suppressed']],
-    },
-    { id: 'admitted', type: 'helper', z: 'tab' },
-    { id: 'suppressed', type: 'helper', z: 'tab' },
-    { id: 'catcher', type: 'catch', z: 'tab', scope: ['dedup'], uncaught: false, wires: [['caught']] },
-    { id: 'caught', type: 'helper', z: 'tab' },
-    { id: 'completer', type: 'complete', z: 'tab', scope: ['dedup'], uncaught: false, wires: [['completed']] },
-    { id: 'completed', type: 'helper', z: 'tab' },
-  ];
-  if (store === 'redis') {
-    prefixCounter++;
-    nodes.push({
-      id: 'conn',
-      type: 'dedup-redis',
-      host: '127.0.0.1',
-      port: String(sharedRedis().port),
-      keyPrefix: `sw-test-${prefixCounter}:`,
-      timeoutMs: '2000',
-      ...redisOverrides,
-    });
-  }
-  return nodes;
-}
-
 async function load(store: StoreKind, overrides: Record<string, unknown> = {}, redisOverrides: Record<string, unknown> = {}): Promise<Harness> {
-  await helper.load([...packNodes(WINDOW_NODES), ...coreNodes()], flow(store, overrides, redisOverrides));
-  const harness: Harness = {
-    admitted: collect('admitted'),
-    suppressed: collect('suppressed'),
-    caught: collect('caught'),
-    completed: collect('completed'),
-    send: (payload, extra = {}) => node('dedup').receive({ payload, ...extra }),
-  };
-  return harness;
+  const h = await loadDedup('sliding-window-dedup', store, { ...WINDOW, ...overrides }, redisOverrides);
+  return { ...h, suppressed: h.second };
 }
 
 /** Sends pings one at a time, each after the previous one was done, and returns the decisions. */
@@ -364,7 +320,7 @@ describe('sliding-window dedup node, Redis-only behaviour', function () {
     try {
       for (let i = 0; i < 2000; i++) h.send(ping(`a${i % 100}`, BASE + i));
       // A full redeploy while the messages are still out at Redis.
-      await helper.setFlows(flow('redis'), 'full');
+      await helper.setFlows(dedupFlow('sliding-window-dedup', 'redis', WINDOW), 'full');
       await until(() => completions.total() === 2000, 'done() for every message', 10_000);
       assert.equal(completions.perMessage.size, 2000, 'each message completed');
       assert.ok([...completions.perMessage.values()].every((n) => n === 1), 'done() called once per message');

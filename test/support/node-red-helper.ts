@@ -6,6 +6,7 @@
 import { EventEmitter } from 'events';
 import { readFileSync } from 'fs';
 import { join } from 'path';
+import { sharedRedis } from './global-hooks';
 
 // The helper ships no types; this is the part of its API the tests use.
 interface TestHelper {
@@ -115,6 +116,88 @@ export function coreNodes(): unknown[] {
     // eslint-disable-next-line @typescript-eslint/no-require-imports -- Node-RED's own CommonJS nodes
     (file) => require(join(core, file)),
   );
+}
+
+/** Loads `flow` with every node of the pack and the core nodes around them. */
+export function loadPackFlow(flow: FlowNode[], credentials: Record<string, Record<string, string>> = {}): Promise<void> {
+  return helper.load([...packNodes(), ...coreNodes()], flow, credentials);
+}
+
+export type DedupType = 'sliding-window-dedup' | 'sensor-reconnect-dedup';
+export type StoreKind = 'memory' | 'redis';
+
+/** What one dedup node under test sent, and a way to send it a message. */
+export interface DedupHarness {
+  /** Output 1. */
+  admitted: Msg[];
+  /** Output 2. */
+  second: Msg[];
+  caught: Msg[];
+  completed: Msg[];
+  statuses: Msg[];
+  send(payload: unknown, extra?: Partial<Msg>): void;
+}
+
+let keyPrefixCounter = 0;
+
+/**
+ * One dedup node, `dedup`, on a tab: each output wired to a helper node, and
+ * a Catch, a Complete and a Status node scoped to it, each wired to a helper.
+ * With the Redis store, its config node `conn` points at the shared server,
+ * under a key prefix of its own, so that no test sees another's keys.
+ */
+export function dedupFlow(
+  type: DedupType,
+  store: StoreKind,
+  settings: Record<string, unknown> = {},
+  redisSettings: Record<string, unknown> = {},
+): FlowNode[] {
+  // Ids differ from every type name: the runtime starts nodes without x/y as
+  // config nodes, and reads a property whose value is a node id as a
+  // dependency on that node (a node "catch" of type "catch" waits on itself).
+  const nodes: FlowNode[] = [
+    { id: 'tab', type: 'tab' },
+    { id: 'dedup', type, z: 'tab', store, redis: store === 'redis' ? 'conn' : '', ...settings, wires: [['out-admitted'], ['out-second']] },
+    { id: 'out-admitted', type: 'helper', z: 'tab' },
+    { id: 'out-second', type: 'helper', z: 'tab' },
+    { id: 'on-catch', type: 'catch', z: 'tab', scope: ['dedup'], uncaught: false, wires: [['out-caught']] },
+    { id: 'out-caught', type: 'helper', z: 'tab' },
+    { id: 'on-complete', type: 'complete', z: 'tab', scope: ['dedup'], wires: [['out-completed']] },
+    { id: 'out-completed', type: 'helper', z: 'tab' },
+    { id: 'on-status', type: 'status', z: 'tab', scope: ['dedup'], wires: [['out-status']] },
+    { id: 'out-status', type: 'helper', z: 'tab' },
+  ];
+  if (store === 'redis') {
+    nodes.push({
+      id: 'conn',
+      type: 'dedup-redis',
+      host: '127.0.0.1',
+      port: String(sharedRedis().port),
+      keyPrefix: `${type}-${process.pid}-${++keyPrefixCounter}:`,
+      timeoutMs: '2000',
+      ...redisSettings,
+    });
+  }
+  return nodes;
+}
+
+/** Loads dedupFlow() with the node's en-US catalog, and collects what comes out. */
+export async function loadDedup(
+  type: DedupType,
+  store: StoreKind,
+  settings: Record<string, unknown> = {},
+  redisSettings: Record<string, unknown> = {},
+): Promise<DedupHarness> {
+  const flow = dedupFlow(type, store, settings, redisSettings);
+  await helper.load([...packNodes(['dedup-redis', type]), ...coreNodes()], flow, store === 'redis' ? { conn: {} } : {});
+  return {
+    admitted: collect('out-admitted'),
+    second: collect('out-second'),
+    caught: collect('out-caught'),
+    completed: collect('out-completed'),
+    statuses: collect('out-status'),
+    send: (payload, extra = {}) => node('dedup').receive({ payload, ...extra }),
+  };
 }
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports -- Node-RED's hook registry, untyped

@@ -9,7 +9,8 @@
  */
 import { spawn } from 'child_process';
 import type Redis from 'ioredis';
-import { adminClient, HOST, ManagedRedis, redisCliAvailable, waitFor } from './redis-sentinel';
+import { HOST, ManagedRedis } from './redis-server';
+import { adminClient, redisCliAvailable, waitFor } from './redis-sentinel';
 
 export interface RedisClusterHandle {
   readonly primaries: readonly ManagedRedis[];

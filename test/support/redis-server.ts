@@ -1,15 +1,21 @@
 /**
- * A throwaway redis-server for the tests: loopback only, no persistence, a
- * temporary working directory, on a port nobody else is using. restart()
- * kills it and starts it again on the same port, which is what a fault test
- * needs (an empty script cache, dropped connections, lost keys).
+ * Throwaway redis-server processes for the tests: loopback only, no
+ * persistence, each in its own temporary working directory, on a port nobody
+ * else is using.
  *
- * Every server started here is killed when the test process ends: stop() is
- * the polite path; an 'exit' hook and SIGINT/SIGTERM/SIGHUP handlers are the
- * last resort (only a SIGKILL of the test process itself can orphan one).
+ * global-hooks.ts runs one polite server for the whole run
+ * (startRedisServer); the fault and scale tests hurt theirs (ManagedRedis): a
+ * SIGKILL (a crash, not a shutdown), a server down for a while and then back
+ * on the same port (an empty script cache, dropped connections, lost keys),
+ * and sentinels, which take a config file rather than command-line options.
+ *
+ * Every process started here is killed, and its directory removed, when the
+ * test process ends: stop() is the polite path; an 'exit' hook and
+ * SIGINT/SIGTERM/SIGHUP handlers are the last resort (only a SIGKILL of the
+ * test process itself can orphan one).
  */
 import { spawn, spawnSync, type ChildProcess } from 'child_process';
-import { mkdtempSync, rmSync } from 'fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'fs';
 import { connect, createServer } from 'net';
 import { tmpdir } from 'os';
 import { join } from 'path';
@@ -27,7 +33,7 @@ export interface RedisServer {
   restart(): Promise<void>;
 }
 
-const HOST = '127.0.0.1';
+export const HOST = '127.0.0.1';
 const READY_TIMEOUT_MS = 10_000;
 const STOP_GRACE_MS = 3_000;
 const START_ATTEMPTS = 5;
@@ -50,13 +56,30 @@ export function redisServerAvailable(): boolean {
   return probe.error === undefined && probe.status === 0;
 }
 
-// Children still running, and their working directories; killed and
-// removed synchronously if the process ends before stop() is called.
+/**
+ * For the suites that start servers of their own: they run wherever
+ * redis-server exists. Only when it truly does not (the run then uses
+ * REDIS_URL for everything else) are they skipped, and the skip is shouted,
+ * so that a CI log never reads as "all green" with these tests silently gone.
+ */
+export function skipLoudlyWithoutRedisServer(context: Mocha.Context, what: string): void {
+  if (redisServerAvailable()) return;
+  const bar = '!'.repeat(78);
+  process.stderr.write(
+    `\n${bar}\n!! SKIPPED: ${what}\n!! No runnable redis-server (on PATH, or named by REDIS_SERVER_BIN), so these tests\n` +
+      `!! cannot start the servers they need.\n!! ${INSTALL_HINT}\n${bar}\n\n`,
+  );
+  context.skip();
+}
+
+// Children still running, their working directories, and other modules'
+// cleanups; all run synchronously if the process ends before stop().
 const running = new Set<ChildProcess>();
 const directories = new Set<string>();
-let exitHookInstalled = false;
+const cleanups = new Set<() => void>();
+let hooksInstalled = false;
 
-function killAll(): void {
+function killEverything(): void {
   for (const child of running) {
     try {
       child.kill('SIGKILL');
@@ -64,19 +87,31 @@ function killAll(): void {
       // Already gone: nothing to clean up.
     }
   }
+  running.clear();
   for (const dir of directories) rmSync(dir, { recursive: true, force: true });
+  directories.clear();
+  for (const cleanup of cleanups) cleanup();
 }
 
-function installExitHook(): void {
-  if (exitHookInstalled) return;
-  exitHookInstalled = true;
-  process.on('exit', killAll);
+/**
+ * Runs `cleanup` (synchronous) when the test process ends, on exit or on a
+ * signal: for runtime-process.ts, whose children and directories must go too.
+ */
+export function onProcessEnd(cleanup: () => void): void {
+  cleanups.add(cleanup);
+  installHooks();
+}
+
+function installHooks(): void {
+  if (hooksInstalled) return;
+  hooksInstalled = true;
+  process.on('exit', killEverything);
   // A signal's default action ends the process without an 'exit' event, so
-  // the servers are killed here first. If nobody else listens for the
-  // signal, it is then raised again to keep its default effect (exit).
+  // everything is killed here first. If nobody else listens for the signal,
+  // it is then raised again to keep its default effect (exit).
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
     const onSignal = (): void => {
-      killAll();
+      killEverything();
       if (process.listenerCount(signal) === 1) {
         process.removeListener(signal, onSignal);
         process.kill(process.pid, signal);
@@ -104,8 +139,8 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** One PING over a raw socket; resolves true on +PONG, false on anything else. */
-function pingOnce(port: number): Promise<boolean> {
+/** One PING over a raw socket: true on +PONG, or on -NOAUTH (a server with a password is up too). */
+function answers(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = connect({ host: HOST, port });
     let reply = '';
@@ -118,43 +153,116 @@ function pingOnce(port: number): Promise<boolean> {
     socket.once('connect', () => socket.write('PING\r\n'));
     socket.on('data', (chunk: Buffer) => {
       reply += chunk.toString('latin1');
-      if (reply.includes('\r\n')) finish(reply.startsWith('+PONG'));
+      if (reply.includes('\r\n')) finish(reply.startsWith('+PONG') || reply.startsWith('-NOAUTH'));
     });
   });
 }
 
 const delay = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-class ServerProcess {
+export interface ManagedRedisOptions {
+  /** Extra command-line options, after the defaults (e.g. `--replicaof`). */
+  args?: readonly string[];
+  /**
+   * A config file's text, for sentinels: written to the server's directory
+   * and passed first. `__PORT__` and `__DIR__` are filled in.
+   */
+  config?: string;
+  /** Run as a sentinel (`--sentinel`). */
+  sentinel?: boolean;
+  /** Extra ports to reserve, e.g. a cluster bus port: `__PORT1__`... in args. */
+  extraPorts?: number;
+}
+
+/** One redis-server (or sentinel) process that can be killed and started again on its port. */
+export class ManagedRedis {
   private child: ChildProcess | undefined;
   private output = '';
+  private removed = false;
 
-  constructor(
+  private constructor(
     readonly port: number,
+    private readonly extraPorts: readonly number[],
     private readonly dir: string,
-    private readonly extraArgs: readonly string[],
+    private readonly options: ManagedRedisOptions,
   ) {}
 
-  /** Spawns redis-server and waits for PONG; throws with its output if it dies. */
+  /** Starts a new server on a free loopback port, in a new temporary directory. */
+  static async start(options: ManagedRedisOptions = {}): Promise<ManagedRedis> {
+    if (!redisServerAvailable()) throw new Error(INSTALL_HINT);
+    installHooks();
+    const dir = mkdtempSync(join(tmpdir(), 'node-red-dedup-redis-'));
+    directories.add(dir);
+    let lastError: unknown;
+    // Another process may take a port between freePort() and the bind.
+    for (let attempt = 0; attempt < START_ATTEMPTS; attempt++) {
+      const extra: number[] = [];
+      for (let i = 0; i < (options.extraPorts ?? 0); i++) extra.push(await freePort());
+      const server = new ManagedRedis(await freePort(), extra, dir, options);
+      try {
+        await server.start();
+        return server;
+      } catch (error) {
+        lastError = error;
+        await server.kill();
+      }
+    }
+    directories.delete(dir);
+    rmSync(dir, { recursive: true, force: true });
+    throw lastError;
+  }
+
+  get url(): string {
+    return `redis://${HOST}:${this.port}`;
+  }
+
+  get address(): string {
+    return `${HOST}:${this.port}`;
+  }
+
+  get running(): boolean {
+    const child = this.child;
+    return child !== undefined && child.exitCode === null && child.signalCode === null;
+  }
+
+  /** The `__PORTn__` reserved with `extraPorts`, n from 1. */
+  extraPort(n: number): number {
+    const port = this.extraPorts[n - 1];
+    if (port === undefined) throw new Error(`no extra port ${n}`);
+    return port;
+  }
+
+  private fill(text: string): string {
+    return text
+      .replace(/__PORT(\d+)__/g, (_whole, n: string) => String(this.extraPort(Number(n))))
+      .replace(/__PORT__/g, String(this.port))
+      .replace(/__DIR__/g, this.dir);
+  }
+
+  /** (Re)starts the process on its port and waits until it answers; throws with its output if it dies. */
   async start(): Promise<void> {
-    const args = [
-      '--port', String(this.port),
-      '--bind', HOST,
-      '--save', '',
-      '--appendonly', 'no',
-      '--daemonize', 'no',
-      '--dir', this.dir,
-      '--logfile', '',
-      '--loglevel', 'warning',
-      ...this.extraArgs,
-    ];
+    if (this.removed) throw new Error(`the redis-server on port ${this.port} was stopped; start a new one`);
+    if (this.running) return;
+    const args: string[] = [];
+    if (this.options.config !== undefined) {
+      const file = join(this.dir, 'redis.conf');
+      // Sentinel rewrites its file as it learns the topology; a restart
+      // keeps what it learned, as a real one does.
+      if (this.child === undefined) writeFileSync(file, this.fill(this.options.config));
+      args.push(file);
+    }
+    if (this.options.sentinel) args.push('--sentinel');
+    args.push('--port', String(this.port), '--bind', HOST, '--daemonize', 'no', '--dir', this.dir, '--logfile', '');
+    if (!this.options.sentinel) args.push('--save', '', '--appendonly', 'no', '--loglevel', 'warning');
+    args.push(...(this.options.args ?? []).map((arg) => this.fill(arg)));
+
     this.output = '';
     const child = spawn(redisServerBinary(), args, { stdio: ['ignore', 'pipe', 'pipe'] });
     this.child = child;
     running.add(child);
     const keep = (chunk: Buffer): void => {
       // Only the tail matters, for the error message if the server dies.
-      this.output = (this.output + chunk.toString('utf8')).slice(-4000);
+      this.output = (this.output + chunk.toString('utf8')).slice(-6000);
     };
     child.stdout?.on('data', keep);
     child.stderr?.on('data', keep);
@@ -170,26 +278,26 @@ class ServerProcess {
         throw new Error(`${INSTALL_HINT}\n(spawning ${redisServerBinary()} failed: ${spawnError.message})`);
       }
       if (child.exitCode !== null || child.signalCode !== null) {
-        throw new Error(
-          `redis-server exited (${child.exitCode ?? child.signalCode}) before answering on port ${this.port}:\n${this.output}`,
-        );
+        throw new Error(`redis-server on port ${this.port} exited (${child.exitCode ?? child.signalCode}) before answering:\n${this.output}`);
       }
-      if (await pingOnce(this.port)) return;
+      if (await answers(this.port)) return;
       if (Date.now() > deadline) {
         await this.kill();
-        throw new Error(`redis-server did not answer PING on port ${this.port} within ${READY_TIMEOUT_MS} ms:\n${this.output}`);
+        throw new Error(`redis-server on port ${this.port} did not answer PING within ${READY_TIMEOUT_MS} ms:\n${this.output}`);
       }
       await delay(20);
     }
   }
 
-  /** SIGTERM, then SIGKILL if it has not exited within the grace period. */
-  async kill(): Promise<void> {
+  /**
+   * Sends `signal` (SIGKILL by default: a crash, not a shutdown) and waits
+   * for the process to go; SIGKILL after a grace period if it lingers.
+   */
+  async kill(signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
     const child = this.child;
-    this.child = undefined;
     if (child === undefined || child.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-    child.kill('SIGTERM');
+    child.kill(signal);
     let timer: NodeJS.Timeout | undefined;
     const gaveUp = await Promise.race([
       exited.then(() => false),
@@ -203,54 +311,37 @@ class ServerProcess {
       await exited;
     }
   }
+
+  /** Shuts the server down (SIGTERM) and starts it again on the same port. */
+  async restart(): Promise<void> {
+    await this.kill('SIGTERM');
+    await this.start();
+  }
+
+  /** Kills it (`signal` first, SIGKILL at the latest) and removes its directory; safe to call twice. */
+  async stop(signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
+    if (this.removed) return;
+    this.removed = true;
+    await this.kill(signal);
+    directories.delete(this.dir);
+    rmSync(this.dir, { recursive: true, force: true });
+  }
 }
 
 /**
  * Starts a private redis-server on a free loopback port; `extraArgs` are
  * appended to its command line (e.g. `['--cluster-enabled', 'yes']`).
+ * Stopped politely: SIGTERM, then SIGKILL after a grace period.
  */
 export async function startRedisServer(extraArgs: readonly string[] = []): Promise<RedisServer> {
-  if (!redisServerAvailable()) throw new Error(INSTALL_HINT);
-  installExitHook();
-  const dir = mkdtempSync(join(tmpdir(), 'node-red-dedup-redis-'));
-  directories.add(dir);
-  let server: ServerProcess | undefined;
-  let lastError: unknown;
-  // Another process may take the port between freePort() and the bind.
-  for (let attempt = 0; attempt < START_ATTEMPTS && server === undefined; attempt++) {
-    const candidate = new ServerProcess(await freePort(), dir, extraArgs);
-    try {
-      await candidate.start();
-      server = candidate;
-    } catch (error) {
-      lastError = error;
-      await candidate.kill();
-    }
-  }
-  if (server === undefined) {
-    rmSync(dir, { recursive: true, force: true });
-    directories.delete(dir);
-    throw lastError;
-  }
-  const proc = server;
-  let stopped = false;
+  const server = await ManagedRedis.start({ args: extraArgs });
   return {
     host: HOST,
-    port: proc.port,
-    url: `redis://${HOST}:${proc.port}`,
+    port: server.port,
+    url: server.url,
     owned: true,
-    async stop() {
-      if (stopped) return;
-      stopped = true;
-      await proc.kill();
-      rmSync(dir, { recursive: true, force: true });
-      directories.delete(dir);
-    },
-    async restart() {
-      if (stopped) throw new Error('this redis-server was stopped; start a new one');
-      await proc.kill();
-      await proc.start();
-    },
+    stop: () => server.stop('SIGTERM'),
+    restart: () => server.restart(),
   };
 }
 

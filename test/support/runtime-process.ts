@@ -15,7 +15,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'fs';
 import { tmpdir } from 'os';
 import { join } from 'path';
 import type { FlowNode } from './node-red-helper';
-import { onProcessEnd } from './redis-sentinel';
+import { onProcessEnd } from './redis-server';
 
 export interface RuntimeSpec {
   /** For messages and logs: "A", "B". */

@@ -5,14 +5,13 @@
  */
 import { spawn, type ChildProcess } from 'child_process';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'fs';
-import { createServer } from 'net';
 import { tmpdir } from 'os';
 import { dirname, join, resolve } from 'path';
+import { freePort, HOST } from '../../support/redis-server';
 
 export const ROOT = resolve(__dirname, '..', '..', '..');
 export const PACKAGE_NAME: string = (require(join(ROOT, 'package.json')) as { name: string }).name;
 
-const HOST = '127.0.0.1';
 const READY_TIMEOUT_MS = 60_000;
 const STOP_GRACE_MS = 5_000;
 
@@ -34,23 +33,6 @@ export interface StartOptions {
   flows?: unknown[];
   /** Extra settings merged into settings.js. */
   settings?: Record<string, unknown>;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.unref();
-    server.once('error', reject);
-    server.listen(0, HOST, () => {
-      const address = server.address();
-      if (address === null || typeof address === 'string') {
-        server.close();
-        reject(new Error('could not read the port of a loopback listener'));
-        return;
-      }
-      server.close(() => resolvePort(address.port));
-    });
-  });
 }
 
 const delay = (ms: number): Promise<void> => new Promise((done) => setTimeout(done, ms));
