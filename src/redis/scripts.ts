@@ -9,8 +9,11 @@ import type { Cluster, Redis, Result } from 'ioredis';
  */
 declare module 'ioredis' {
   interface RedisCommander<Context> {
-    /** See lua/sliding-window.lua for the argument layout. */
-    dedupSlidingWindow(numKeys: number, ...keysAndArgs: string[]): Result<string[], Context>;
+    /**
+     * See lua/sliding-window.lua for the argument layout. The reply is
+     * binary: use this Buffer form (ioredis flattens array arguments).
+     */
+    dedupSlidingWindowBuffer(numKeys: number, ...keysAndArgs: (string | Buffer | string[])[]): Result<Buffer, Context>;
     /** See lua/seen-set.lua for the argument layout. */
     dedupSeenSet(numKeys: number, ...keysAndArgs: string[]): Result<number[], Context>;
   }

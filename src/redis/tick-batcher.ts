@@ -9,6 +9,13 @@
  * decided in the order they came. Each call has a deadline: when it passes,
  * every request in the call fails with a TimeoutError, so no message waits
  * on Redis for longer than the deadline.
+ *
+ * Per request the batcher allocates only the promise it hands out: items
+ * and their settle functions wait in parallel arrays rather than in an
+ * object each, and the promise executor is one shared function rather than
+ * a closure per request. With a burst of 200,000 messages in flight, every
+ * object per message is garbage the collector has to walk while the burst
+ * is still alive (profiled with npm run bench).
  */
 export class TimeoutError extends Error {
   constructor(ms: number) {
@@ -17,11 +24,7 @@ export class TimeoutError extends Error {
   }
 }
 
-interface Pending<Item, Result> {
-  item: Item;
-  resolve: (result: Result) => void;
-  reject: (error: unknown) => void;
-}
+type Settle = (value: never) => void;
 
 export interface BatcherOptions<Item, Result> {
   /** Sends one call for items of one group; resolves with one result per item, in order. */
@@ -32,63 +35,107 @@ export interface BatcherOptions<Item, Result> {
   timeoutMs: number;
 }
 
+/** The requests of one group waiting for the next flush, index for index. */
+class Waiting<Item> {
+  readonly items: Item[] = [];
+  readonly resolves: Settle[] = [];
+  readonly rejects: Settle[] = [];
+}
+
+// The settle functions of the promise being created: `new Promise` runs its
+// executor synchronously, so submit() reads them straight after.
+let capturedResolve: Settle | undefined;
+let capturedReject: Settle | undefined;
+function capture(resolve: Settle, reject: Settle): void {
+  capturedResolve = resolve;
+  capturedReject = reject;
+}
+
 export class TickBatcher<Item, Result> {
-  private queue = new Map<number, Pending<Item, Result>[]>();
+  private queue = new Map<number, Waiting<Item>>();
   private scheduled = false;
+  private readonly flushNow = (): void => this.flush();
 
   constructor(private readonly options: BatcherOptions<Item, Result>) {}
 
   submit(item: Item): Promise<Result> {
-    return new Promise<Result>((resolve, reject) => {
-      const group = this.options.groupOf(item);
-      let pending = this.queue.get(group);
-      if (pending === undefined) {
-        pending = [];
-        this.queue.set(group, pending);
-      }
-      pending.push({ item, resolve, reject });
-      if (!this.scheduled) {
-        this.scheduled = true;
-        setImmediate(() => this.flush());
-      }
-    });
+    const promise = new Promise<Result>(capture as (resolve: (value: Result) => void, reject: (reason?: unknown) => void) => void);
+    const group = this.options.groupOf(item);
+    let waiting = this.queue.get(group);
+    if (waiting === undefined) {
+      waiting = new Waiting<Item>();
+      this.queue.set(group, waiting);
+    }
+    waiting.items.push(item);
+    waiting.resolves.push(capturedResolve as Settle);
+    waiting.rejects.push(capturedReject as Settle);
+    if (waiting.items.length >= this.options.maxBatch) {
+      // A full call goes out now rather than at the end of the tick, so that
+      // Redis (on another core) works on it while the rest of a burst is
+      // still being read here. Later items of the group start a new call,
+      // sent after this one, so the order within the group holds.
+      this.queue.delete(group);
+      this.call(waiting.items, waiting.resolves, waiting.rejects);
+      return promise;
+    }
+    if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(this.flushNow);
+    }
+    return promise;
   }
 
   private flush(): void {
     this.scheduled = false;
     const queue = this.queue;
     this.queue = new Map();
-    for (const pending of queue.values()) {
-      for (let start = 0; start < pending.length; start += this.options.maxBatch) {
-        this.call(pending.slice(start, start + this.options.maxBatch));
+    const max = this.options.maxBatch;
+    for (const waiting of queue.values()) {
+      const { items, resolves, rejects } = waiting;
+      if (items.length <= max) {
+        this.call(items, resolves, rejects);
+        continue;
+      }
+      for (let start = 0; start < items.length; start += max) {
+        const end = start + max;
+        this.call(items.slice(start, end), resolves.slice(start, end), rejects.slice(start, end));
       }
     }
   }
 
-  private call(batch: Pending<Item, Result>[]): void {
+  private call(items: Item[], resolves: Settle[], rejects: Settle[]): void {
     let settled = false;
+    const rejectAll = (error: unknown): void => {
+      for (const reject of rejects) (reject as (reason: unknown) => void)(error);
+    };
     const timer = setTimeout(() => {
       settled = true;
-      const error = new TimeoutError(this.options.timeoutMs);
-      for (const p of batch) p.reject(error);
+      rejectAll(new TimeoutError(this.options.timeoutMs));
     }, this.options.timeoutMs);
-    this.options.send(batch.map((p) => p.item)).then(
+    let sent: Promise<Result[]>;
+    try {
+      sent = this.options.send(items);
+    } catch (error) {
+      sent = Promise.reject(error);
+    }
+    // Only the count is kept: the items themselves are not needed once sent.
+    const count = items.length;
+    sent.then(
       (results) => {
         clearTimeout(timer);
         if (settled) return;
         settled = true;
-        if (results.length !== batch.length) {
-          const error = new Error(`expected ${batch.length} results from Redis, got ${results.length}`);
-          for (const p of batch) p.reject(error);
+        if (results.length !== count) {
+          rejectAll(new Error(`expected ${count} results from Redis, got ${results.length}`));
           return;
         }
-        batch.forEach((p, i) => p.resolve(results[i] as Result));
+        for (let i = 0; i < resolves.length; i++) (resolves[i] as (value: Result) => void)(results[i] as Result);
       },
       (error: unknown) => {
         clearTimeout(timer);
         if (settled) return;
         settled = true;
-        for (const p of batch) p.reject(error);
+        rejectAll(error);
       },
     );
   }

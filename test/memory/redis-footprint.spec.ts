@@ -9,7 +9,7 @@ import type Redis from 'ioredis';
 import { seenKey, windowRecordKey } from '../../src/redis/key-names';
 import { defineDedupScripts } from '../../src/redis/scripts';
 import { RedisSeenStore } from '../../src/stores/redis-seen-store';
-import { RedisWindowStore } from '../../src/stores/redis-window-store';
+import { decodeWindowRecord, RedisWindowStore } from '../../src/stores/redis-window-store';
 import { adminClient, ManagedRedis, skipLoudlyWithoutRedisServer } from '../support/redis-sentinel';
 
 const COUNT = 20_000;
@@ -81,7 +81,7 @@ describe('memory: Redis bytes per asset and per seen reading', function () {
     const sampleKey = Number(await c.call('MEMORY', 'USAGE', key));
     console.log(
       `      window record: ${perRecord} bytes (used_memory / ${COUNT}), MEMORY USAGE ${sampleRecord}: ` +
-        `${JSON.stringify(await c.hgetall(record))}\n` +
+        `${JSON.stringify(decodeWindowRecord((await c.getBuffer(record)) as Buffer))}\n` +
         `      seen key:      ${perKey} bytes (used_memory / ${COUNT}), MEMORY USAGE ${sampleKey}: ${key} = ${String(await c.get(key))}`,
     );
   });

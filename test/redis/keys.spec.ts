@@ -80,7 +80,7 @@ describe('redis keys: hash tags and TTLs', () => {
     }
     const window = keys.filter((key) => key.startsWith('keys:sw:'));
     assert.equal(window.length, IDS.length);
-    for (const key of window) assert.equal(await client.type(key), 'hash');
+    for (const key of window) assert.equal(await client.type(key), 'string');
   });
 });
 
