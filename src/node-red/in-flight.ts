@@ -11,14 +11,18 @@ export class InFlight {
     return this.count;
   }
 
-  track<T>(promise: Promise<T>): Promise<T> {
+  /**
+   * Counts one decision in; end() counts it out. A pair of calls rather than
+   * a wrapper around the promise, which would add a promise and a reaction to
+   * every message (measurable with thousands of messages in flight).
+   */
+  begin(): void {
     this.count++;
-    const release = (): void => {
-      this.count--;
-      if (this.count === 0) for (const wake of this.waiters.splice(0)) wake();
-    };
-    promise.then(release, release);
-    return promise;
+  }
+
+  end(): void {
+    this.count--;
+    if (this.count === 0) for (const wake of this.waiters.splice(0)) wake();
   }
 
   /** Resolves when nothing is in flight, or after limitMs, whichever is first. */

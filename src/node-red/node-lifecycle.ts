@@ -59,10 +59,19 @@ export class NodeLifecycle {
       onValue(result);
       return;
     }
-    this.inFlight.track(result).then((value) => {
-      this.board.storeWorked();
-      onValue(value);
-    }, onError);
+    const inFlight = this.inFlight;
+    inFlight.begin();
+    result.then(
+      (value) => {
+        inFlight.end();
+        this.board.storeWorked();
+        onValue(value);
+      },
+      (error: unknown) => {
+        inFlight.end();
+        onError(error);
+      },
+    );
   }
 
   /** Handles msg.reset, if the message is one; true when it was. */
