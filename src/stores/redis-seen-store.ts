@@ -14,6 +14,13 @@ interface ClaimGroup {
 }
 
 const DEFAULT_MAX_BATCH = 100;
+/**
+ * Keys per group: a long replay is split so that no script call holds the
+ * server for long (at most DEFAULT_MAX_BATCH groups of this many keys, about
+ * 10 ms). The parts of one slot are queued in burst order, so a key repeated
+ * in a later part still finds the earlier part's claim: first write wins.
+ */
+const MAX_KEYS_PER_GROUP = 100;
 
 /**
  * The seen-set in Redis: one string key per idempotency key, claimed with
@@ -40,18 +47,27 @@ export class RedisSeenStore implements SeenStore {
 
   async claim(claims: readonly SeenClaim[]): Promise<boolean[]> {
     const redisKeys = claims.map((c) => seenKey(this.options.keyPrefix, c.deviceId, c.seq, c.hash));
-    if (!this.options.cluster) return this.batcher.submit({ slot: 0, redisKeys });
-    // Split by slot, claim each part, and put the answers back in burst order.
+    if (!this.options.cluster && redisKeys.length <= MAX_KEYS_PER_GROUP) {
+      return this.batcher.submit({ slot: 0, redisKeys });
+    }
+    // Split by slot (on a Cluster) and by size, claim each part, and put the
+    // answers back in burst order.
     const bySlot = new Map<number, number[]>();
     redisKeys.forEach((key, index) => {
-      const slot = calculateSlot(key);
+      const slot = this.options.cluster ? calculateSlot(key) : 0;
       const indexes = bySlot.get(slot);
       if (indexes) indexes.push(index);
       else bySlot.set(slot, [index]);
     });
+    const parts: { slot: number; indexes: number[] }[] = [];
+    for (const [slot, indexes] of bySlot) {
+      for (let start = 0; start < indexes.length; start += MAX_KEYS_PER_GROUP) {
+        parts.push({ slot, indexes: indexes.slice(start, start + MAX_KEYS_PER_GROUP) });
+      }
+    }
     const answers = new Array<boolean>(claims.length);
     await Promise.all(
-      [...bySlot].map(async ([slot, indexes]) => {
+      parts.map(async ({ slot, indexes }) => {
         const results = await this.batcher.submit({ slot, redisKeys: indexes.map((i) => redisKeys[i] as string) });
         indexes.forEach((at, j) => {
           answers[at] = results[j] as boolean;

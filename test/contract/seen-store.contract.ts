@@ -54,6 +54,16 @@ export function seenStoreContract(subject: SeenStoreSubject): void {
       assert.deepEqual(await claim(store, [reading(41, 62.5), reading(41, 62.5)]), [true, false]);
     });
 
+    it('decides a long replay in order, a repeat far into the burst included', async () => {
+      const { store } = await storeWith();
+      // Longer than the Redis store's 100 keys per script call.
+      const burst = Array.from({ length: 250 }, (_, i) => reading(i, (i % 100) + 0.5));
+      burst.push(reading(3, 3.5), reading(180, 80.5));
+      const expected = [...Array<boolean>(250).fill(true), false, false];
+      assert.deepEqual(await claim(store, burst), expected);
+      assert.deepEqual(await claim(store, burst), Array<boolean>(252).fill(false));
+    });
+
     it('keeps the seed example burst to 3 of 4, across two devices', async () => {
       const { store } = await storeWith();
       const burst = [reading(41, 62.5), reading(41, 62.5), reading(42, 71.0), reading(8, 15.0, 5, 'bin-B04')];
