@@ -4,12 +4,12 @@
  * split is visible only to the client, which is the code it exercises).
  */
 import type Redis from 'ioredis';
-import { defineDedupScripts } from '../../src/redis/scripts';
 import { MemorySeenStore } from '../../src/stores/memory-seen-store';
 import { MemoryWindowStore } from '../../src/stores/memory-window-store';
 import { RedisSeenStore } from '../../src/stores/redis-seen-store';
 import { RedisWindowStore } from '../../src/stores/redis-window-store';
-import { closeRedisClient, flushRedis, newRedisClient } from '../support/global-hooks';
+import type { WindowSettings } from '../../src/stores/types';
+import { scriptedClients, storeOptions } from '../support/scripted-redis';
 import { seenStoreContract } from './seen-store.contract';
 import { windowStoreContract } from './window-store.contract';
 
@@ -26,65 +26,38 @@ function manualClock(): { now: () => number; elapse: (ms: number) => Promise<voi
   };
 }
 
-windowStoreContract({
-  name: 'memory',
-  async create(settings) {
-    const clock = manualClock();
-    return { store: new MemoryWindowStore({ ...settings, maxAssets: 10_000 }, clock.now), elapse: clock.elapse };
-  },
-  async cleanup() {
-    // Nothing to close.
-  },
-});
-
-seenStoreContract({
-  name: 'memory',
-  async create(settings) {
-    const clock = manualClock();
-    return { store: new MemorySeenStore({ ...settings, maxKeys: 10_000 }, clock.now), elapse: clock.elapse };
-  },
-  async cleanup() {
-    // Nothing to close.
-  },
-});
-
-/** Opens a scripted client per store; closes them all after each test. */
-function redisClients(): { open: () => Promise<Redis>; closeAll: () => Promise<void> } {
-  const open: Redis[] = [];
+/** A contract subject: a fresh store and a clock that only moves when a test says so; nothing to close. */
+function memorySubject<Settings, Store>(make: (settings: Settings, now: () => number) => Store) {
   return {
-    async open() {
-      // Every test starts from an empty database.
-      if (open.length === 0) await flushRedis();
-      const client = newRedisClient();
-      defineDedupScripts(client);
-      open.push(client);
-      return client;
+    name: 'memory',
+    async create(settings: Settings) {
+      const clock = manualClock();
+      return { store: make(settings, clock.now), elapse: clock.elapse };
     },
-    async closeAll() {
-      await Promise.all(open.splice(0).map(closeRedisClient));
+    async cleanup() {
+      // Nothing to close.
     },
+  };
+}
+
+windowStoreContract(memorySubject((settings: WindowSettings, now) => new MemoryWindowStore({ ...settings, maxAssets: 10_000 }, now)));
+seenStoreContract(memorySubject((settings: { ttlSeconds: number }, now) => new MemorySeenStore({ ...settings, maxKeys: 10_000 }, now)));
+
+/** A contract subject on the shared server: a scripted client per store, real time, the clients closed after each test. */
+function redisSubject<Settings, Store>(name: string, make: (client: Redis, settings: Settings) => Store) {
+  const clients = scriptedClients();
+  return {
+    name,
+    async create(settings: Settings) {
+      return { store: make(await clients.open(), settings), elapse: sleep };
+    },
+    cleanup: clients.closeAll,
   };
 }
 
 for (const cluster of [false, true]) {
   const name = cluster ? 'redis, grouped by cluster slot' : 'redis';
-  const options = { keyPrefix: 'contract:', cluster, timeoutMs: 5000 };
-
-  const windowClients = redisClients();
-  windowStoreContract({
-    name,
-    async create(settings) {
-      return { store: new RedisWindowStore(await windowClients.open(), settings, options), elapse: sleep };
-    },
-    cleanup: windowClients.closeAll,
-  });
-
-  const seenClients = redisClients();
-  seenStoreContract({
-    name,
-    async create(settings) {
-      return { store: new RedisSeenStore(await seenClients.open(), settings, options), elapse: sleep };
-    },
-    cleanup: seenClients.closeAll,
-  });
+  const options = storeOptions('contract:', { cluster });
+  windowStoreContract(redisSubject(name, (client, settings: WindowSettings) => new RedisWindowStore(client, settings, options)));
+  seenStoreContract(redisSubject(name, (client, settings: { ttlSeconds: number }) => new RedisSeenStore(client, settings, options)));
 }

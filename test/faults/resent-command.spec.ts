@@ -17,19 +17,10 @@ import { createServer, connect, type AddressInfo, type Server, type Socket } fro
 import type Redis from 'ioredis';
 import { windowRecordKey } from '../../src/redis/key-names';
 import { decodeWindowRecord } from '../../src/stores/redis-window-store';
-import {
-  collect,
-  coreNodes,
-  helper,
-  node,
-  packNodes,
-  startServer,
-  stopServer,
-  until,
-  type FlowNode,
-  type Msg,
-} from '../support/node-red-helper';
-import { adminClient, ManagedRedis, skipLoudlyWithoutRedisServer } from '../support/redis-sentinel';
+import { runtimeWithRedis } from '../support/live-stream';
+import { collect, loadPackFlow, node, until, type FlowNode, type Msg } from '../support/node-red-helper';
+import { adminClient } from '../support/redis-sentinel';
+import { ManagedRedis } from '../support/redis-server';
 
 const PREFIX = 'resend:';
 const BASE = 1_780_000_000;
@@ -122,32 +113,24 @@ async function scriptCalls(admin: Redis): Promise<number> {
 
 describe('faults: a script call resent after the connection dropped', function () {
   this.timeout(30_000);
-  let runtimeStarted = false;
-  let redis: ManagedRedis | undefined;
-  let proxy: CuttingProxy | undefined;
-  let admin: Redis | undefined;
-
-  before(async function () {
-    skipLoudlyWithoutRedisServer(this, 'the resent-command test');
-    redis = await ManagedRedis.start();
-    proxy = new CuttingProxy(redis.port);
-    const port = await proxy.listen();
-    admin = adminClient(redis.port);
-    await startServer();
-    runtimeStarted = true;
-    await helper.load([...packNodes(), ...coreNodes()], flow(port), { 'rs-conn': {} });
-  });
-
-  after(async function () {
-    // Not started when the suite was skipped (or its servers failed to start).
-    if (runtimeStarted) {
-      await helper.unload();
-      await stopServer();
+  const servers = runtimeWithRedis('the resent-command test', async () => {
+    const redis = await ManagedRedis.start();
+    const proxy = new CuttingProxy(redis.port);
+    const admin = adminClient(redis.port);
+    const stop = async (): Promise<void> => {
+      admin.disconnect();
+      await proxy.close();
+      await redis.stop();
+    };
+    try {
+      return { proxy, proxyPort: await proxy.listen(), admin, stop };
+    } catch (error) {
+      await stop();
+      throw error;
     }
-    admin?.disconnect();
-    await proxy?.close();
-    await redis?.stop();
   });
+
+  before(() => loadPackFlow(flow(servers().proxyPort), { 'rs-conn': {} }));
 
   /** Sends one message and waits for its outputs (a burst has two). */
   async function deliver(target: string, payload: unknown, outputs: number): Promise<Msg[]> {
@@ -160,8 +143,7 @@ describe('faults: a script call resent after the connection dropped', function (
   }
 
   it('reports a ping whose reply was lost as admitted (replayed), not late, and counts it once', async function () {
-    const p = proxy as CuttingProxy;
-    const a = admin as Redis;
+    const { proxy: p, admin: a } = servers();
     // Scripts cached and connection ready, so the armed call is an EVALSHA.
     await deliver('rs-win', { assetId: 'warm-up', ts: BASE, lat: 52.5, lon: 13.4 }, 1);
     const before = await scriptCalls(a);
@@ -193,8 +175,7 @@ describe('faults: a script call resent after the connection dropped', function (
   });
 
   it('reports readings whose reply was lost as admitted, not as duplicates of themselves', async function () {
-    const p = proxy as CuttingProxy;
-    const a = admin as Redis;
+    const { proxy: p, admin: a } = servers();
     const reading = (seq: number): Record<string, unknown> => ({ device_id: 'bin-cut', seq, ts: '2026-07-16T09:00:00Z', fill_pct: 50 + (seq % 10) });
     await deliver('rs-sensor', [reading(1)], 2);
     const before = await scriptCalls(a);

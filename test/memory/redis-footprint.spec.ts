@@ -10,7 +10,8 @@ import { seenKey, windowRecordKey } from '../../src/redis/key-names';
 import { defineDedupScripts } from '../../src/redis/scripts';
 import { RedisSeenStore } from '../../src/stores/redis-seen-store';
 import { decodeWindowRecord, RedisWindowStore } from '../../src/stores/redis-window-store';
-import { adminClient, ManagedRedis, skipLoudlyWithoutRedisServer } from '../support/redis-sentinel';
+import { adminClient } from '../support/redis-sentinel';
+import { ManagedRedis, skipLoudlyWithoutRedisServer } from '../support/redis-server';
 
 const COUNT = 20_000;
 const PREFIX = 'dedup:';

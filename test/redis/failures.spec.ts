@@ -11,33 +11,30 @@ import { RedisSeenStore } from '../../src/stores/redis-seen-store';
 import { RedisWindowStore } from '../../src/stores/redis-window-store';
 import { ping } from '../contract/window-store.contract';
 import { reading } from '../contract/seen-store.contract';
-import { closeRedisClient, flushRedis, newRedisClient } from '../support/global-hooks';
+import { closeRedisClient, newRedisClient } from '../support/global-hooks';
 import { freePort } from '../support/redis-server';
-
-const SETTINGS = { minSeconds: 60, minMetres: 25, ttlSeconds: 3600 };
+import { scriptedClientPerTest, SETTINGS, storeOptions } from '../support/scripted-redis';
 
 describe('redis failures: nothing waits forever', () => {
-  let client: Redis;
   let admin: Redis;
 
-  beforeEach(async () => {
-    await flushRedis();
-    client = newRedisClient();
+  beforeEach(() => {
     admin = newRedisClient();
-    defineDedupScripts(client);
   });
 
+  // Before the fixture's hooks, so the server is unpaused before its client closes.
   afterEach(async () => {
     await admin.call('CLIENT', 'UNPAUSE').catch(() => undefined);
-    await closeRedisClient(client);
     await closeRedisClient(admin);
   });
 
+  const client = scriptedClientPerTest();
+
   it('rejects with TimeoutError when the server stalls, then recovers', async function () {
     this.slow(2000);
-    const options = { keyPrefix: 'fail:', cluster: false, timeoutMs: 150 };
-    const windows = new RedisWindowStore(client, SETTINGS, options);
-    const seen = new RedisSeenStore(client, SETTINGS, options);
+    const options = storeOptions('fail:', { timeoutMs: 150 });
+    const windows = new RedisWindowStore(client(), SETTINGS, options);
+    const seen = new RedisSeenStore(client(), SETTINGS, options);
     await windows.decide(ping('veh-1', 0)); // connected and scripts loaded
     await admin.call('CLIENT', 'PAUSE', '600', 'ALL');
     const started = Date.now();
@@ -64,7 +61,7 @@ describe('redis failures: nothing waits forever', () => {
     const offline = newRedisClient(plan.options, `redis://127.0.0.1:${port}`);
     try {
       defineDedupScripts(offline);
-      const windows = new RedisWindowStore(offline, SETTINGS, { keyPrefix: 'fail:', cluster: false, timeoutMs: 300 });
+      const windows = new RedisWindowStore(offline, SETTINGS, storeOptions('fail:', { timeoutMs: 300 }));
       const started = Date.now();
       await assert.rejects(Promise.resolve(windows.decide(ping('veh-2', 0))));
       assert.ok(Date.now() - started < 2000, `took ${Date.now() - started} ms`);

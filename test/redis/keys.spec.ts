@@ -7,14 +7,14 @@ import assert from 'node:assert/strict';
 import calculateSlot from 'cluster-key-slot';
 import type Redis from 'ioredis';
 import { escapeTagContent, seenKey, windowRecordKey } from '../../src/redis/key-names';
-import { defineDedupScripts } from '../../src/redis/scripts';
 import { RedisSeenStore } from '../../src/stores/redis-seen-store';
 import { RedisWindowStore } from '../../src/stores/redis-window-store';
 import { LAT, ping } from '../contract/window-store.contract';
 import { reading } from '../contract/seen-store.contract';
-import { closeRedisClient, flushRedis, newRedisClient } from '../support/global-hooks';
+import { closeRedisClient, newRedisClient } from '../support/global-hooks';
 import { redisServerAvailable, startRedisServer, type RedisServer } from '../support/redis-server';
 import { redisKeySlot } from '../support/redis-slot';
+import { scriptedClientPerTest, storeOptions } from '../support/scripted-redis';
 
 const TTL_SECONDS = 600;
 const IDS = ['veh-1', 'bin{A}', '}x', 'a%b', 'site:7:bin', 'x*y'];
@@ -27,7 +27,7 @@ async function allKeys(client: Redis): Promise<string[]> {
 
 /** Writes records, suppressions, late pings and seen keys for every id. */
 async function writeEverything(client: Redis, ttlSeconds: number, cluster: boolean): Promise<void> {
-  const options = { keyPrefix: 'keys:', cluster, timeoutMs: 5000 };
+  const options = storeOptions('keys:', { cluster });
   const windows = new RedisWindowStore(client, { minSeconds: 60, minMetres: 25, ttlSeconds }, options);
   const seen = new RedisSeenStore(client, { ttlSeconds }, options);
   for (const id of IDS) {
@@ -40,37 +40,29 @@ async function writeEverything(client: Redis, ttlSeconds: number, cluster: boole
 }
 
 describe('redis keys: hash tags and TTLs', () => {
-  let client: Redis;
-
-  beforeEach(async () => {
-    await flushRedis();
-    client = newRedisClient();
-    defineDedupScripts(client);
-  });
-
-  afterEach(() => closeRedisClient(client));
+  const client = scriptedClientPerTest();
 
   it('gives every key it writes a TTL no longer than ttlSeconds', async () => {
-    await writeEverything(client, TTL_SECONDS, false);
-    const keys = await allKeys(client);
+    await writeEverything(client(), TTL_SECONDS, false);
+    const keys = await allKeys(client());
     assert.equal(keys.length, IDS.length * 3, keys.join('\n'));
     for (const key of keys) {
-      const ttl = await client.ttl(key);
+      const ttl = await client().ttl(key);
       assert.ok(ttl > 0 && ttl <= TTL_SECONDS, `${key} has TTL ${ttl}`);
     }
   });
 
   it('rounds a fractional TTL up to whole seconds, never to zero', async () => {
-    await writeEverything(client, 0.2, false);
-    for (const key of await allKeys(client)) {
-      const pttl = await client.pttl(key);
+    await writeEverything(client(), 0.2, false);
+    for (const key of await allKeys(client())) {
+      const pttl = await client().pttl(key);
       assert.ok(pttl > 0 && pttl <= 1000, `${key} has PTTL ${pttl}`);
     }
   });
 
   it('tags every key with its escaped id, so one id maps to one slot', async () => {
-    await writeEverything(client, TTL_SECONDS, true);
-    const keys = await allKeys(client);
+    await writeEverything(client(), TTL_SECONDS, true);
+    const keys = await allKeys(client());
     for (const id of IDS) {
       const tag = `{${escapeTagContent(id)}}`;
       const mine = keys.filter((key) => key.includes(tag));
@@ -80,7 +72,7 @@ describe('redis keys: hash tags and TTLs', () => {
     }
     const window = keys.filter((key) => key.startsWith('keys:sw:'));
     assert.equal(window.length, IDS.length);
-    for (const key of window) assert.equal(await client.type(key), 'string');
+    for (const key of window) assert.equal(await client().type(key), 'string');
   });
 });
 

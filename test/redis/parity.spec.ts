@@ -5,14 +5,12 @@
  * (rounding of dt, the distance formula, counters, late handling).
  */
 import assert from 'node:assert/strict';
-import type Redis from 'ioredis';
 import type { Ping } from '../../src/core/sliding-window';
-import { defineDedupScripts } from '../../src/redis/scripts';
 import { MemoryWindowStore } from '../../src/stores/memory-window-store';
 import { RedisWindowStore } from '../../src/stores/redis-window-store';
 import type { WindowOutcome } from '../../src/stores/types';
 import { BASE_SECONDS } from '../contract/window-store.contract';
-import { closeRedisClient, flushRedis, newRedisClient } from '../support/global-hooks';
+import { scriptedClientPerTest, SETTINGS, storeOptions } from '../support/scripted-redis';
 
 function lcg(seed: number): () => number {
   let state = seed >>> 0;
@@ -59,20 +57,11 @@ function stream(count: number, seed: number): Ping[] {
 }
 
 describe('redis parity: the Lua rule and the TypeScript rule agree', () => {
-  let client: Redis;
-
-  beforeEach(async () => {
-    await flushRedis();
-    client = newRedisClient();
-    defineDedupScripts(client);
-  });
-
-  afterEach(() => closeRedisClient(client));
+  const client = scriptedClientPerTest();
 
   it('on 2,000 pings, outcome for outcome', async () => {
-    const settings = { minSeconds: 60, minMetres: 25, ttlSeconds: 3600 };
-    const memory = new MemoryWindowStore({ ...settings, maxAssets: 100 });
-    const redis = new RedisWindowStore(client, settings, { keyPrefix: 'parity:', cluster: false, timeoutMs: 5000 });
+    const memory = new MemoryWindowStore({ ...SETTINGS, maxAssets: 100 });
+    const redis = new RedisWindowStore(client(), SETTINGS, storeOptions('parity:'));
     const pings = stream(2000, 7);
     // All Redis decisions in one go (batched), the memory ones one by one.
     const fromRedis = await Promise.all(pings.map((p) => redis.decide(p)));

@@ -9,13 +9,10 @@ import assert from 'node:assert/strict';
 import type Redis from 'ioredis';
 import { decideWindow, type Ping, type WindowBaseline } from '../../src/core/sliding-window';
 import { windowRecordKey } from '../../src/redis/key-names';
-import { defineDedupScripts } from '../../src/redis/scripts';
 import { RedisWindowStore } from '../../src/stores/redis-window-store';
-import type { WindowSettings } from '../../src/stores/types';
 import { BASE_SECONDS, LAT, LON } from '../contract/window-store.contract';
-import { closeRedisClient, flushRedis, newRedisClient } from '../support/global-hooks';
+import { scriptedClientPerTest, SETTINGS, storeOptions } from '../support/scripted-redis';
 
-const SETTINGS: WindowSettings = { minSeconds: 60, minMetres: 25, ttlSeconds: 3600 };
 const ASSETS = 50;
 const ROUNDS = 20; // 50 assets x 20 pings = 1,000 pings
 
@@ -111,26 +108,12 @@ class GetThenSetStore implements Decider {
 }
 
 describe('redis race: two workers, two connections, the same pings', function () {
-  let first: Redis;
-  let second: Redis;
-
-  beforeEach(async () => {
-    await flushRedis();
-    first = newRedisClient();
-    second = newRedisClient();
-    defineDedupScripts(first);
-    defineDedupScripts(second);
-  });
-
-  afterEach(async () => {
-    await closeRedisClient(first);
-    await closeRedisClient(second);
-  });
+  const first = scriptedClientPerTest();
+  const second = scriptedClientPerTest();
 
   it('admits each (asset, t) exactly once across both workers with the Lua store', async () => {
-    const options = { keyPrefix: 'race:', cluster: false, timeoutMs: 5000 };
-    const workerA = new RedisWindowStore(first, SETTINGS, options);
-    const workerB = new RedisWindowStore(second, SETTINGS, { ...options, maxBatch: 7 });
+    const workerA = new RedisWindowStore(first(), SETTINGS, storeOptions('race:'));
+    const workerB = new RedisWindowStore(second(), SETTINGS, storeOptions('race:', { maxBatch: 7 }));
     const admitted = await feedBoth(workerA, workerB);
     const duplicates = [...admitted].filter(([, count]) => count > 1);
     assert.deepEqual(duplicates, [], 'no ping may be admitted by both workers');
@@ -139,7 +122,7 @@ describe('redis race: two workers, two connections, the same pings', function ()
   });
 
   it('control: a GET-then-SET store under the same load admits duplicates', async () => {
-    const admitted = await feedBoth(new GetThenSetStore(first), new GetThenSetStore(second));
+    const admitted = await feedBoth(new GetThenSetStore(first()), new GetThenSetStore(second()));
     const duplicates = [...admitted].filter(([, count]) => count > 1);
     assert.ok(duplicates.length > 0, 'the naive store should have lost the race at least once');
   });

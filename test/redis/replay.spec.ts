@@ -6,26 +6,16 @@
  * Simulated here by sending the identical call twice.
  */
 import assert from 'node:assert/strict';
-import type Redis from 'ioredis';
 import { createHash } from 'crypto';
 import { seenKey, windowRecordKey } from '../../src/redis/key-names';
-import { defineDedupScripts } from '../../src/redis/scripts';
 import { decodeOutcomes, decodeWindowRecord, encodePings, type WindowRecord } from '../../src/stores/redis-window-store';
 import { BASE_SECONDS, LAT, LON } from '../contract/window-store.contract';
-import { closeRedisClient, flushRedis, newRedisClient } from '../support/global-hooks';
+import { scriptedClientPerTest } from '../support/scripted-redis';
 
 const RULE_ARGS = ['60', '25', '3600'];
 
 describe('redis scripts: a resent call is recognised by its token', () => {
-  let client: Redis;
-
-  beforeEach(async () => {
-    await flushRedis();
-    client = newRedisClient();
-    defineDedupScripts(client);
-  });
-
-  afterEach(() => closeRedisClient(client));
+  const client = scriptedClientPerTest();
 
   describe('sliding window', () => {
     const key = windowRecordKey('replay:', 'veh-1');
@@ -35,10 +25,10 @@ describe('redis scripts: a resent call is recognised by its token', () => {
     type Row = [string, number | null, number | null, number, number];
     const call = async (token: string, ...pings: Triple[]): Promise<Row[]> => {
       const packed = encodePings(pings.map(([t, lat, lon]) => ({ t, lat, lon })));
-      const reply = await client.dedupSlidingWindowBuffer(pings.length, pings.map(() => key), RULE_ARGS, token, packed);
+      const reply = await client().dedupSlidingWindowBuffer(pings.length, pings.map(() => key), RULE_ARGS, token, packed);
       return decodeOutcomes(reply).map((o) => [o.reason, o.dtSeconds, o.distanceMetres, o.accepted, o.suppressed]);
     };
-    const record = async (): Promise<WindowRecord> => decodeWindowRecord((await client.getBuffer(key)) as Buffer);
+    const record = async (): Promise<WindowRecord> => decodeWindowRecord((await client().getBuffer(key)) as Buffer);
     const callId = (token: string): string => createHash('sha1').update(token).digest('hex').slice(0, 12);
 
     it('reports an admitted ping as replayed, not late, and does not count it twice', async () => {
@@ -103,9 +93,9 @@ describe('redis scripts: a resent call is recognised by its token', () => {
 
     it('leaves the record exactly as the first run wrote it', async () => {
       await call('tok-1', at(0));
-      const before = (await client.getBuffer(key)) as Buffer;
+      const before = (await client().getBuffer(key)) as Buffer;
       await call('tok-1', at(0));
-      assert.deepEqual((await client.getBuffer(key)) as Buffer, before);
+      assert.deepEqual((await client().getBuffer(key)) as Buffer, before);
       const written = decodeWindowRecord(before);
       assert.deepEqual(
         { t: written.t, lat: written.lat, lon: written.lon, accepted: written.accepted, suppressed: written.suppressed, layout: written.layout, first: written.first, call: written.call },
@@ -117,16 +107,16 @@ describe('redis scripts: a resent call is recognised by its token', () => {
   describe('sliding window record', () => {
     const key = windowRecordKey('replay:', 'veh-2');
     const call = async (token: string, t: number, lat: number, lon: number): Promise<string> => {
-      const reply = await client.dedupSlidingWindowBuffer(1, [key], RULE_ARGS, token, encodePings([{ t, lat, lon }]));
+      const reply = await client().dedupSlidingWindowBuffer(1, [key], RULE_ARGS, token, encodePings([{ t, lat, lon }]));
       return decodeOutcomes(reply)[0]?.reason ?? '?';
     };
     const T0 = BASE_SECONDS * 1000;
 
     it('is a string with the TTL, 28 bytes while the values fit the compact layout', async () => {
       await call('r-1', T0, LAT, LON);
-      assert.equal(await client.type(key), 'string');
-      assert.equal(await client.strlen(key), 28);
-      const ttl = await client.ttl(key);
+      assert.equal(await client().type(key), 'string');
+      assert.equal(await client().strlen(key), 28);
+      const ttl = await client().ttl(key);
       assert.ok(ttl > 3590 && ttl <= 3600, String(ttl));
     });
 
@@ -136,8 +126,8 @@ describe('redis scripts: a resent call is recognised by its token', () => {
       const lat = 52.520008712345;
       const lon = -13.4049547000001;
       await call('r-2', t, lat, lon);
-      assert.equal(await client.strlen(key), 42);
-      const written = decodeWindowRecord((await client.getBuffer(key)) as Buffer);
+      assert.equal(await client().strlen(key), 42);
+      const written = decodeWindowRecord((await client().getBuffer(key)) as Buffer);
       assert.deepEqual([written.layout, written.t, written.lat, written.lon], ['full', t, lat, lon]);
       // The baseline is the exact ping: a ping a hair later in time and place is judged against it.
       assert.equal(await call('r-3', t + 0.25, lat, lon), 'window');
@@ -146,26 +136,26 @@ describe('redis scripts: a resent call is recognised by its token', () => {
 
     it('keeps the TTL of the last admission when it only counts a suppression', async () => {
       await call('r-5', T0, LAT, LON);
-      await client.expire(key, 100);
+      await client().expire(key, 100);
       assert.equal(await call('r-6', T0 + 4000, LAT, LON), 'window');
-      const ttl = await client.ttl(key);
+      const ttl = await client().ttl(key);
       assert.ok(ttl > 90 && ttl <= 100, `TTL ${ttl}: a suppression must not extend the record's life`);
-      assert.equal(decodeWindowRecord((await client.getBuffer(key)) as Buffer).suppressed, 1);
+      assert.equal(decodeWindowRecord((await client().getBuffer(key)) as Buffer).suppressed, 1);
       assert.equal(await call('r-7', T0 + 61_000, LAT, LON), 'elapsed');
-      assert.ok((await client.ttl(key)) > 3590, 'an admission starts the TTL again');
+      assert.ok((await client().ttl(key)) > 3590, 'an admission starts the TTL again');
     });
 
     it('reads a record of the earlier hash layout as absent and replaces it', async () => {
-      await client.hset(key, 't', String(T0), 'lat', String(LAT), 'lon', String(LON), 'id', 'old.1', 'acc', '5');
-      await client.expire(key, 3600);
+      await client().hset(key, 't', String(T0), 'lat', String(LAT), 'lon', String(LON), 'id', 'old.1', 'acc', '5');
+      await client().expire(key, 3600);
       assert.equal(await call('r-8', T0 + 4000, LAT, LON), 'first');
-      assert.equal(await client.type(key), 'string');
+      assert.equal(await client().type(key), 'string');
       assert.equal(await call('r-9', T0 + 8000, LAT, LON), 'window');
     });
 
     it('accepts the pings as decimal text arguments too (for tools such as redis-benchmark)', async () => {
       const text = (token: string, seconds: number): Promise<Buffer> =>
-        client.dedupSlidingWindowBuffer(1, [key], RULE_ARGS, token, String((BASE_SECONDS + seconds) * 1000), String(LAT), String(LON));
+        client().dedupSlidingWindowBuffer(1, [key], RULE_ARGS, token, String((BASE_SECONDS + seconds) * 1000), String(LAT), String(LON));
       assert.equal(decodeOutcomes(await text('x-1', 0))[0]?.reason, 'first');
       assert.equal(decodeOutcomes(await text('x-2', 4))[0]?.reason, 'window');
       assert.equal(decodeOutcomes(await text('x-2', 4))[0]?.reason, 'window');
@@ -178,22 +168,22 @@ describe('redis scripts: a resent call is recognised by its token', () => {
     const k2 = seenKey('replay:', 'bin-A17', 42, 'ed9b14ef6ee4c460');
 
     it('reports claimed keys as admitted again when the same call is resent', async () => {
-      assert.deepEqual(await client.dedupSeenSet(2, k1, k2, '3600', 'tok-A'), [1, 1]);
-      assert.deepEqual(await client.dedupSeenSet(2, k1, k2, '3600', 'tok-A'), [1, 1]);
+      assert.deepEqual(await client().dedupSeenSet(2, k1, k2, '3600', 'tok-A'), [1, 1]);
+      assert.deepEqual(await client().dedupSeenSet(2, k1, k2, '3600', 'tok-A'), [1, 1]);
       // Another call claiming the same keys: duplicates.
-      assert.deepEqual(await client.dedupSeenSet(2, k1, k2, '3600', 'tok-B'), [0, 0]);
+      assert.deepEqual(await client().dedupSeenSet(2, k1, k2, '3600', 'tok-B'), [0, 0]);
     });
 
     it('keeps an in-burst replay a duplicate when the burst is resent', async () => {
-      assert.deepEqual(await client.dedupSeenSet(3, k1, k1, k2, '3600', 'tok-C'), [1, 0, 1]);
-      assert.deepEqual(await client.dedupSeenSet(3, k1, k1, k2, '3600', 'tok-C'), [1, 0, 1]);
+      assert.deepEqual(await client().dedupSeenSet(3, k1, k1, k2, '3600', 'tok-C'), [1, 0, 1]);
+      assert.deepEqual(await client().dedupSeenSet(3, k1, k1, k2, '3600', 'tok-C'), [1, 0, 1]);
     });
 
     it('claims with SET NX EX: the key holds the first call and has a TTL', async () => {
-      await client.dedupSeenSet(1, k1, '3600', 'tok-D');
-      await client.dedupSeenSet(1, k1, '3600', 'tok-E');
-      assert.equal(await client.get(k1), 'tok-D.1', 'first write wins');
-      const ttl = await client.ttl(k1);
+      await client().dedupSeenSet(1, k1, '3600', 'tok-D');
+      await client().dedupSeenSet(1, k1, '3600', 'tok-E');
+      assert.equal(await client().get(k1), 'tok-D.1', 'first write wins');
+      const ttl = await client().ttl(k1);
       assert.ok(ttl > 3590 && ttl <= 3600, String(ttl));
     });
   });

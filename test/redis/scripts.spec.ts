@@ -11,11 +11,11 @@ import { RedisSeenStore } from '../../src/stores/redis-seen-store';
 import { RedisWindowStore } from '../../src/stores/redis-window-store';
 import { ping } from '../contract/window-store.contract';
 import { reading } from '../contract/seen-store.contract';
-import { closeRedisClient, flushRedis, newRedisClient } from '../support/global-hooks';
+import { closeRedisClient, newRedisClient } from '../support/global-hooks';
 import { redisServerAvailable, startRedisServer, type RedisServer } from '../support/redis-server';
+import { scriptedClientPerTest, SETTINGS, storeOptions } from '../support/scripted-redis';
 
-const SETTINGS = { minSeconds: 60, minMetres: 25, ttlSeconds: 3600 };
-const OPTIONS = { keyPrefix: 'scripts:', cluster: false, timeoutMs: 5000 };
+const OPTIONS = storeOptions('scripts:');
 
 const sha1 = (text: string): string => createHash('sha1').update(text).digest('hex');
 
@@ -25,38 +25,30 @@ function waitForReady(client: Redis): Promise<void> {
 }
 
 describe('redis scripts survive an empty script cache', () => {
-  let client: Redis;
-
-  beforeEach(async () => {
-    await flushRedis();
-    client = newRedisClient();
-    defineDedupScripts(client);
-  });
-
-  afterEach(() => closeRedisClient(client));
+  const client = scriptedClientPerTest();
 
   it('keeps deciding after SCRIPT FLUSH, reloading the scripts', async () => {
-    const windows = new RedisWindowStore(client, SETTINGS, OPTIONS);
-    const seen = new RedisSeenStore(client, SETTINGS, OPTIONS);
+    const windows = new RedisWindowStore(client(), SETTINGS, OPTIONS);
+    const seen = new RedisSeenStore(client(), SETTINGS, OPTIONS);
     const shas = [sha1(scriptSource('dedupSlidingWindow')), sha1(scriptSource('dedupSeenSet'))];
 
     assert.equal((await windows.decide(ping('veh-1', 0))).reason, 'first');
     assert.deepEqual(await seen.claim([reading(1, 10)]), [true]);
-    assert.deepEqual(await client.script('EXISTS', ...shas), [1, 1]);
+    assert.deepEqual(await client().script('EXISTS', ...shas), [1, 1]);
 
-    await client.script('FLUSH');
-    assert.deepEqual(await client.script('EXISTS', ...shas), [0, 0], 'the cache really is empty');
+    await client().script('FLUSH');
+    assert.deepEqual(await client().script('EXISTS', ...shas), [0, 0], 'the cache really is empty');
 
     // The state survived, the scripts did not: the next calls must reload them.
     assert.equal((await windows.decide(ping('veh-1', 4))).reason, 'window');
     assert.deepEqual(await seen.claim([reading(1, 10), reading(2, 20)]), [false, true]);
-    assert.deepEqual(await client.script('EXISTS', ...shas), [1, 1]);
+    assert.deepEqual(await client().script('EXISTS', ...shas), [1, 1]);
   });
 
   it('sends EVALSHA, not the script text, once the script is cached', async () => {
-    const windows = new RedisWindowStore(client, SETTINGS, OPTIONS);
+    const windows = new RedisWindowStore(client(), SETTINGS, OPTIONS);
     await windows.decide(ping('veh-2', 0));
-    const monitor = await client.monitor();
+    const monitor = await client().monitor();
     const commands: string[] = [];
     monitor.on('monitor', (_time: string, args: string[]) => commands.push(String(args[0]).toLowerCase()));
     await windows.decide(ping('veh-2', 4));

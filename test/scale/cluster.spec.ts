@@ -8,22 +8,10 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'crypto';
 import { scriptSource } from '../../src/redis/scripts';
-import {
-  collect,
-  coreNodes,
-  helper,
-  node,
-  packNodes,
-  startServer,
-  stopServer,
-  until,
-  watchCompletions,
-  type FlowNode,
-  type Msg,
-} from '../support/node-red-helper';
-import { startRedisCluster, type RedisClusterHandle } from '../support/redis-cluster';
+import { runtimeWithRedis } from '../support/live-stream';
+import { collect, loadPackFlow, node, until, watchCompletions, type FlowNode, type Msg } from '../support/node-red-helper';
+import { startRedisCluster } from '../support/redis-cluster';
 import { freePort } from '../support/redis-server';
-import { skipLoudlyWithoutRedisServer } from '../support/redis-sentinel';
 import { redisKeySlot } from '../support/redis-slot';
 import { burstStream, pingStream, type BurstCase, type PingCase, type RawReading } from './streams';
 
@@ -77,24 +65,7 @@ interface Outcomes {
 
 describe('scale: Redis Cluster (3 primaries)', function () {
   this.timeout(120_000);
-  let runtimeStarted = false;
-  let cluster: RedisClusterHandle | undefined;
-
-  before(async function () {
-    skipLoudlyWithoutRedisServer(this, 'the Redis Cluster tests');
-    cluster = await startRedisCluster(3);
-    await startServer();
-    runtimeStarted = true;
-  });
-
-  after(async function () {
-    // Not started when the suite was skipped (or its servers failed to start).
-    if (runtimeStarted) {
-      await helper.unload();
-      await stopServer();
-    }
-    await cluster?.stop();
-  });
+  const cluster = runtimeWithRedis('the Redis Cluster tests', () => startRedisCluster(3));
 
   /** Sends every message to both stores' node and waits for every done(). */
   async function run(pings: PingCase[], bursts: { msgid: string; payload: RawReading[] }[]): Promise<Outcomes> {
@@ -144,10 +115,10 @@ describe('scale: Redis Cluster (3 primaries)', function () {
   }
 
   it('decides as the memory store does, message for message, with keys on every primary', async function () {
-    const c = cluster as RedisClusterHandle;
+    const c = cluster();
     // A dead seed first: the client must find the cluster through the others.
     const seeds = `127.0.0.1:${await freePort()}, ${c.seedList}`;
-    await helper.load([...packNodes(), ...coreNodes()], flow(seeds), { 'cl-conn': {} });
+    await loadPackFlow(flow(seeds), { 'cl-conn': {} });
 
     const pings = [
       ...pingStream({ assets: 200, steps: 8, stepsPerVisit: 4, seed: 11 }),

@@ -10,9 +10,6 @@ import { spawnSync } from 'child_process';
 import Redis from 'ioredis';
 import { HOST, ManagedRedis } from './redis-server';
 
-// Suites written before the process code moved to redis-server.ts import these from here.
-export { ManagedRedis, skipLoudlyWithoutRedisServer } from './redis-server';
-
 const delay = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A client for set-up and checks, not one under test; errors are expected and ignored. */
