@@ -8,6 +8,7 @@ import { idempotencyKey } from '../../src/core/idempotency-key';
 import {
   helper,
   loadDedup,
+  runtimeSettings,
   sleep,
   startServer,
   stopServer,
@@ -46,10 +47,6 @@ const VECTORS: [RawReading, string][] = [
 // The flow and what comes out of it
 
 /** Runtime settings for the next load; the shared helper type leaves this method out. */
-function runtimeSettings(settings: Record<string, unknown>): void {
-  (helper as unknown as { settings(s: Record<string, unknown>): unknown }).settings(settings);
-}
-
 interface Counts {
   received: number;
   unique: number;

@@ -14,6 +14,7 @@ import {
   loadDedup,
   node,
   packNodes,
+  runtimeSettings,
   sleep,
   startServer,
   stopServer,
@@ -242,6 +243,29 @@ function storeSuite(store: StoreKind): void {
 
 storeSuite('memory');
 storeSuite('redis');
+
+describe('sliding-window dedup node, memory store bounds', function () {
+  before(startServer);
+  after(stopServer);
+  afterEach(async function () {
+    await helper.unload();
+    runtimeSettings({});
+  });
+
+  it('forgets the asset admitted longest ago when maxAssets is reached', async function () {
+    const h = await load('memory', { maxAssets: '2' });
+    await decide(h, [ping('a', BASE), ping('b', BASE), ping('a', BASE + 61), ping('c', BASE)]);
+    // 'b' was written longest ago when 'c' arrived; 'a' was admitted again since.
+    assert.deepEqual(await decide(h, [ping('a', BASE + 62), ping('b', BASE + 1)]), ['suppressed:window', 'admitted:first']);
+  });
+
+  it('takes maxAssets from the slidingWindowDedupMaxAssets runtime setting when left blank', async function () {
+    runtimeSettings({ slidingWindowDedupMaxAssets: 1 });
+    const h = await load('memory', { maxAssets: '' });
+    await decide(h, [ping('a', BASE), ping('b', BASE)]);
+    assert.deepEqual(await decide(h, [ping('a', BASE + 1)]), ['admitted:first'], "'a' was forgotten to make room for 'b'");
+  });
+});
 
 describe('sliding-window dedup node, Redis-only behaviour', function () {
   before(startServer);

@@ -17,6 +17,8 @@ interface TestHelper {
   setFlows(flow: FlowNode[], type: 'full' | 'nodes' | 'flows', credentials?: Record<string, Record<string, string>>): Promise<void>;
   unload(): Promise<void>;
   getNode(id: string): TestNode | null;
+  /** Replaces the runtime settings (settings.js) the next load() sees. */
+  settings(settings: Record<string, unknown>): unknown;
 }
 
 export interface FlowNode {
@@ -75,6 +77,11 @@ function translate(catalog: object, key: string, subs: Record<string, unknown>):
   }
   if (typeof entry !== 'string') throw new Error(`message catalog has no string "${key}"`);
   return entry.replace(/__(\w+)__/g, (whole, name: string) => (name in subs ? String(subs[name]) : whole));
+}
+
+/** Runtime settings (as in settings.js) for the flows loaded next; {} restores the defaults. */
+export function runtimeSettings(settings: Record<string, unknown>): void {
+  helper.settings(settings);
 }
 
 export function startServer(): Promise<void> {
