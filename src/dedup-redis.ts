@@ -12,7 +12,12 @@ export = function registerDedupRedis(RED: NodeAPI): void {
     const node = this;
     try {
       def = upgradeConfig('dedup-redis', def, (version, supported) => node.warn(RED._('dedup-redis.warnings.newerConfig', { version, supported })));
-      node.connection = new SharedConnection(settingsFromDef(def, node.credentials ?? {}));
+      const settings = settingsFromDef(def, node.credentials ?? {});
+      if (settings.mode === 'cluster' && /[{}]/.test(settings.keyPrefix)) {
+        // It works, but every key shares the prefix's hash tag: one slot, one primary.
+        node.warn(RED._('dedup-redis.warnings.clusterPrefix', { prefix: settings.keyPrefix }));
+      }
+      node.connection = new SharedConnection(settings);
     } catch (error) {
       // Users find no connection and report it on their own status and messages.
       node.error(RED._('dedup-redis.errors.badConfig', { error: error instanceof Error ? error.message : String(error) }));

@@ -17,6 +17,8 @@ interface TestHelper {
   setFlows(flow: FlowNode[], type: 'full' | 'nodes' | 'flows', credentials?: Record<string, Record<string, string>>): Promise<void>;
   unload(): Promise<void>;
   getNode(id: string): TestNode | null;
+  /** The spy on Node-RED's log: one call per log record, args[0] the record. */
+  log(): { args: { level: number; msg: unknown; id?: string }[][] };
   /** Replaces the runtime settings (settings.js) the next load() sees. */
   settings(settings: Record<string, unknown>): unknown;
 }
@@ -77,6 +79,16 @@ function translate(catalog: object, key: string, subs: Record<string, unknown>):
   }
   if (typeof entry !== 'string') throw new Error(`message catalog has no string "${key}"`);
   return entry.replace(/__(\w+)__/g, (whole, name: string) => (name in subs ? String(subs[name]) : whole));
+}
+
+/** What nodes logged with node.warn() since the flows were loaded, by node id. */
+export function warningsOf(id: string): string[] {
+  const WARN = 30; // Node-RED's log level number for warnings
+  return helper
+    .log()
+    .args.map(([record]) => record)
+    .filter((record) => record.level === WARN && record.id === id)
+    .map((record) => String(record.msg));
 }
 
 /** Runtime settings (as in settings.js) for the flows loaded next; {} restores the defaults. */
