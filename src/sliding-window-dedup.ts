@@ -25,6 +25,14 @@ interface SlidingWindowDef extends NodeDef {
   onStoreError?: string;
 }
 
+/** A message waiting on the Redis store for its decision. */
+interface Waiting {
+  msg: NodeMessage;
+  ping: Ping;
+  send: SendFunction;
+  done: DoneFunction;
+}
+
 const DEFAULTS = {
   minSeconds: 60,
   minMetres: 25,
@@ -116,6 +124,16 @@ export = function registerSlidingWindowDedup(RED: NodeAPI): void {
       done();
     }
 
+    // A store that answers through callbacks (Redis) is asked with one small
+    // object per message instead of two closures, a promise and its
+    // reactions; the memory store answers at once through settle().
+    const windowStore = store.store;
+    const askLater = windowStore.decideThen?.bind(windowStore);
+    const answers = life.answers<WindowOutcome, Waiting>(
+      (outcome, w) => route(w.msg, w.ping, outcome, w.send, w.done),
+      (error, w) => storeFailed(w.msg, w.ping, error, w.send, w.done),
+    );
+
     node.on('input', (msg, send, done) => {
       if (life.reset(msg, store.store, done)) return;
       const read = readPing({
@@ -131,6 +149,10 @@ export = function registerSlidingWindowDedup(RED: NodeAPI): void {
         return;
       }
       const ping = read.ping;
+      if (askLater !== undefined) {
+        life.settleThen(askLater, ping, answers, { msg, ping, send, done });
+        return;
+      }
       life.settle(
         () => store.store.decide(ping),
         (outcome) => route(msg, ping, outcome, send, done),

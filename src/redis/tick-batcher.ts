@@ -10,12 +10,13 @@
  * every request in the call fails with a TimeoutError, so no message waits
  * on Redis for longer than the deadline.
  *
- * Per request the batcher allocates only the promise it hands out: items
- * and their settle functions wait in parallel arrays rather than in an
- * object each, and the promise executor is one shared function rather than
- * a closure per request. With a burst of 200,000 messages in flight, every
- * object per message is garbage the collector has to walk while the burst
- * is still alive (profiled with npm run bench).
+ * Per request the batcher allocates only the promise it hands out, and
+ * with submitWith() not even that: items, their callbacks and contexts wait
+ * in parallel arrays rather than in an object each, and the promise
+ * executor is one shared function rather than a closure per request. With a
+ * burst of 200,000 messages in flight, every object per message is garbage
+ * the collector has to walk while the burst is still alive (profiled with
+ * npm run bench).
  */
 export class TimeoutError extends Error {
   constructor(ms: number) {
@@ -24,7 +25,8 @@ export class TimeoutError extends Error {
   }
 }
 
-type Settle = (value: never) => void;
+/** A promise's resolve or reject, or a submitWith() callback: called with the answer and the request's context. */
+type Settle = (value: never, context: never) => void;
 
 export interface BatcherOptions<Item, Result> {
   /** Sends one call for items of one group; resolves with one result per item, in order. */
@@ -40,6 +42,7 @@ class Waiting<Item> {
   readonly items: Item[] = [];
   readonly resolves: Settle[] = [];
   readonly rejects: Settle[] = [];
+  readonly contexts: unknown[] = [];
 }
 
 // The settle functions of the promise being created: `new Promise` runs its
@@ -60,6 +63,21 @@ export class TickBatcher<Item, Result> {
 
   submit(item: Item): Promise<Result> {
     const promise = new Promise<Result>(capture as (resolve: (value: Result) => void, reject: (reason?: unknown) => void) => void);
+    // A promise's settle functions ignore the second argument they are given.
+    this.enqueue(item, capturedResolve as Settle, capturedReject as Settle, undefined);
+    return promise;
+  }
+
+  /**
+   * submit() without a promise: calls onResult or onError, exactly once and
+   * never before submitWith() has returned, with the request's context, so
+   * that a caller needs no closure per request either.
+   */
+  submitWith<C>(item: Item, onResult: (result: Result, context: C) => void, onError: (error: unknown, context: C) => void, context: C): void {
+    this.enqueue(item, onResult as Settle, onError as Settle, context);
+  }
+
+  private enqueue(item: Item, resolve: Settle, reject: Settle, context: unknown): void {
     const group = this.options.groupOf(item);
     let waiting = this.queue.get(group);
     if (waiting === undefined) {
@@ -67,22 +85,22 @@ export class TickBatcher<Item, Result> {
       this.queue.set(group, waiting);
     }
     waiting.items.push(item);
-    waiting.resolves.push(capturedResolve as Settle);
-    waiting.rejects.push(capturedReject as Settle);
+    waiting.resolves.push(resolve);
+    waiting.rejects.push(reject);
+    waiting.contexts.push(context);
     if (waiting.items.length >= this.options.maxBatch) {
       // A full call goes out now rather than at the end of the tick, so that
       // Redis (on another core) works on it while the rest of a burst is
       // still being read here. Later items of the group start a new call,
       // sent after this one, so the order within the group holds.
       this.queue.delete(group);
-      this.call(waiting.items, waiting.resolves, waiting.rejects);
-      return promise;
+      this.call(waiting.items, waiting.resolves, waiting.rejects, waiting.contexts);
+      return;
     }
     if (!this.scheduled) {
       this.scheduled = true;
       setImmediate(this.flushNow);
     }
-    return promise;
   }
 
   private flush(): void {
@@ -91,22 +109,22 @@ export class TickBatcher<Item, Result> {
     this.queue = new Map();
     const max = this.options.maxBatch;
     for (const waiting of queue.values()) {
-      const { items, resolves, rejects } = waiting;
+      const { items, resolves, rejects, contexts } = waiting;
       if (items.length <= max) {
-        this.call(items, resolves, rejects);
+        this.call(items, resolves, rejects, contexts);
         continue;
       }
       for (let start = 0; start < items.length; start += max) {
         const end = start + max;
-        this.call(items.slice(start, end), resolves.slice(start, end), rejects.slice(start, end));
+        this.call(items.slice(start, end), resolves.slice(start, end), rejects.slice(start, end), contexts.slice(start, end));
       }
     }
   }
 
-  private call(items: Item[], resolves: Settle[], rejects: Settle[]): void {
+  private call(items: Item[], resolves: Settle[], rejects: Settle[], contexts: unknown[]): void {
     let settled = false;
     const rejectAll = (error: unknown): void => {
-      for (const reject of rejects) (reject as (reason: unknown) => void)(error);
+      for (let i = 0; i < rejects.length; i++) answer(rejects[i] as Settle, error, contexts[i]);
     };
     const timer = setTimeout(() => {
       settled = true;
@@ -129,7 +147,7 @@ export class TickBatcher<Item, Result> {
           rejectAll(new Error(`expected ${count} results from Redis, got ${results.length}`));
           return;
         }
-        for (let i = 0; i < resolves.length; i++) (resolves[i] as (value: Result) => void)(results[i] as Result);
+        for (let i = 0; i < resolves.length; i++) answer(resolves[i] as Settle, results[i], contexts[i]);
       },
       (error: unknown) => {
         clearTimeout(timer);
@@ -138,5 +156,22 @@ export class TickBatcher<Item, Result> {
         rejectAll(error);
       },
     );
+  }
+}
+
+/**
+ * Hands one request its answer. A promise's settle function never throws,
+ * but a submitWith() callback may: the error is raised again on its own
+ * (as an uncaught exception, much as a throwing promise reaction becomes an
+ * unhandled rejection) so that the other requests of the call still get
+ * their answers.
+ */
+function answer(settle: Settle, value: unknown, context: unknown): void {
+  try {
+    (settle as (value: unknown, context: unknown) => void)(value, context);
+  } catch (error) {
+    queueMicrotask(() => {
+      throw error;
+    });
   }
 }

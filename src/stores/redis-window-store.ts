@@ -74,6 +74,10 @@ export class RedisWindowStore implements WindowStore {
     return this.batcher.submit(ping);
   }
 
+  decideThen<C>(ping: Ping, onOutcome: (outcome: WindowOutcome, context: C) => void, onError: (error: unknown, context: C) => void, context: C): void {
+    this.batcher.submitWith(ping, onOutcome, onError, context);
+  }
+
   async reset(assetId?: string): Promise<void> {
     if (assetId === undefined) await deleteMatching(this.client, windowPattern(this.options.keyPrefix));
     else await this.client.unlink(windowRecordKey(this.options.keyPrefix, assetId));

@@ -33,6 +33,13 @@ export function withCounts(verdict: WindowVerdict, accepted: number, suppressed:
 
 export interface WindowStore {
   decide(ping: Ping): MaybePromise<WindowOutcome>;
+  /**
+   * decide() through callbacks instead of a promise, for a store that answers
+   * later (Redis): calls onOutcome or onError exactly once, never before
+   * decideThen() has returned, with the context it was given. Optional: a
+   * store without it is asked through decide().
+   */
+  decideThen?<C>(ping: Ping, onOutcome: (outcome: WindowOutcome, context: C) => void, onError: (error: unknown, context: C) => void, context: C): void;
   /** Forgets one asset, or every asset. */
   reset(assetId?: string): MaybePromise<void>;
 }

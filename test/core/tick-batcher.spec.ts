@@ -98,6 +98,49 @@ describe('redis/tick-batcher TickBatcher', () => {
       assert.match(String((result as PromiseRejectedResult).reason), /expected 2 results/);
     }
   });
+
+  it('answers submitWith through its callbacks, with its context, in order with submit, never synchronously', async () => {
+    const { batcher, calls } = recordingBatcher({ maxBatch: 2 });
+    const heard: string[] = [];
+    const onResult = (result: string, context: string) => heard.push(`${context}=${result}`);
+    const onError = (error: unknown, context: string) => heard.push(`${context}!${String(error)}`);
+    batcher.submitWith({ group: 0, value: 'a' }, onResult, onError, 'first');
+    const b = batcher.submit({ group: 0, value: 'b' }); // fills a call, sent at once
+    batcher.submitWith({ group: 0, value: 'c' }, onResult, onError, 'third');
+    assert.deepEqual(heard, []);
+    assert.equal(await b, 'ok:b');
+    await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(heard, ['first=ok:a', 'third=ok:c']);
+    assert.deepEqual(calls.map((call) => call.map((item) => item.value)), [['a', 'b'], ['c']]);
+  });
+
+  it('calls the onError of submitWith, once, on a timeout, and ignores a late answer', async () => {
+    let release: (answer: string[]) => void = () => undefined;
+    const { batcher } = recordingBatcher({
+      timeoutMs: 30,
+      answer: () => new Promise<string[]>((resolve) => {
+        release = resolve;
+      }),
+    });
+    const heard: unknown[] = [];
+    await new Promise<void>((resolve) => {
+      batcher.submitWith(
+        { group: 0, value: 'slow' },
+        (result) => heard.push(result),
+        (error, context) => {
+          heard.push(error, context);
+          resolve();
+        },
+        'ctx',
+      );
+    });
+    release(['too late']);
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(heard.length, 2);
+    assert.ok(heard[0] instanceof TimeoutError);
+    assert.equal(heard[1], 'ctx');
+  });
 });
 
 describe('redis/call-token nextCallToken', () => {
