@@ -30,11 +30,3 @@ export function distanceMetres(lat1: number, lon1: number, lat2: number, lon2: n
   // Rounding can push h a hair above 1 for antipodal points.
   return 2 * EARTH_MEAN_RADIUS_METRES * Math.asin(Math.sqrt(Math.min(1, h)));
 }
-
-export function isLatitude(value: number): boolean {
-  return Number.isFinite(value) && value >= -90 && value <= 90;
-}
-
-export function isLongitude(value: number): boolean {
-  return Number.isFinite(value) && value >= -180 && value <= 180;
-}

@@ -7,10 +7,6 @@ export class InFlight {
   private count = 0;
   private waiters: (() => void)[] = [];
 
-  get size(): number {
-    return this.count;
-  }
-
   /**
    * Counts one decision in; end() counts it out. A pair of calls rather than
    * a wrapper around the promise, which would add a promise and a reaction to

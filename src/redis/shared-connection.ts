@@ -42,10 +42,6 @@ export class SharedConnection {
     return this.users.size;
   }
 
-  get state(): ConnectionEvent {
-    return this.event;
-  }
-
   /** Registers a user and returns the client, connecting on the first user. */
   register(userId: string, listener: ConnectionListener): RedisClient {
     this.users.set(userId, listener);

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { distanceMetres, EARTH_MEAN_RADIUS_METRES, isLatitude, isLongitude } from '../../src/core/geo';
+import { distanceMetres, EARTH_MEAN_RADIUS_METRES } from '../../src/core/geo';
 import { destination, dms, greatCircleMetres, MEAN_RADIUS, wgs84GeodesicMetres } from '../support/geodesy';
 
 function assertRelative(actual: number, expected: number, tolerance: number, what: string): void {
@@ -107,14 +107,5 @@ describe('core/geo distanceMetres', () => {
       const d = distanceMetres(lat, lon, -lat, lon > 0 ? lon - 180 : lon + 180);
       assertRelative(d, half, 1e-9, `antipode of ${lat},${lon}`);
     }
-  });
-});
-
-describe('core/geo coordinate checks', () => {
-  it('accepts latitudes in [-90, 90] and longitudes in [-180, 180] only', () => {
-    for (const ok of [-90, -0, 0, 45.5, 90]) assert.equal(isLatitude(ok), true, String(ok));
-    for (const bad of [-90.0001, 90.0001, NaN, Infinity, -Infinity]) assert.equal(isLatitude(bad), false, String(bad));
-    for (const ok of [-180, 0, 179.9999, 180]) assert.equal(isLongitude(ok), true, String(ok));
-    for (const bad of [-180.0001, 180.0001, 360, NaN, Infinity]) assert.equal(isLongitude(bad), false, String(bad));
   });
 });
