@@ -1,7 +1,3 @@
-import { createHash } from 'crypto';
-import { formatPythonIsoUtc } from './instant';
-import { pythonJsonDumps, type JsonValue } from './python-json';
-
 /**
  * Idempotency key v1: `<device_id>:<seq>:<h>`, where `h` is the first 16 hex
  * characters of SHA-256 over the canonical JSON of the reading's content
@@ -12,6 +8,10 @@ import { pythonJsonDumps, type JsonValue } from './python-json';
  * timestamp alone is worse (coarse clocks give distinct readings the same
  * second): binding the content is what makes the key identify one reading.
  */
+import { createHash } from 'crypto';
+import { formatPythonIsoUtc } from './instant';
+import { pythonJsonDumps, type JsonValue } from './python-json';
+
 export interface KeyedContent {
   deviceId: string;
   seq: number;

@@ -1,11 +1,10 @@
-import { DECIMAL_NUMBER, describeType } from './fields';
-
 /**
  * Timestamps as they arrive in IoT payloads, reduced to one representation:
  * whole microseconds since the Unix epoch, UTC. Microseconds because the
  * reconnect-dedup key must reproduce Python's `datetime.isoformat()`, which
  * keeps them; a float64 holds any such instant up to the year 2255 exactly.
  */
+import { DECIMAL_NUMBER, describeType } from './fields';
 
 /**
  * A number below this is epoch seconds, at or above it epoch milliseconds.

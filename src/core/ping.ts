@@ -1,4 +1,5 @@
-import { readId, readNumberInRange, showValue } from './fields';
+import { eventFingerprint } from './event-fingerprint';
+import { readId, readNumber, readNumberInRange, showValue, type FieldResult } from './fields';
 import { parseInstant } from './instant';
 import type { Ping } from './sliding-window';
 
@@ -8,9 +9,15 @@ export interface RawPing {
   time: unknown;
   lat: unknown;
   lon: unknown;
+  /** Read only when the turn rule is on; undefined or null: the ping has no heading. */
+  heading?: unknown;
+  /** Read only when the accuracy rule is on; undefined or null: unknown. */
+  accuracy?: unknown;
+  /** The values of the watched event properties, when any are watched. */
+  events?: readonly unknown[];
 }
 
-export type PingField = keyof RawPing;
+export type PingField = 'assetId' | 'time' | 'lat' | 'lon' | 'heading' | 'accuracy';
 
 export type PingResult =
   | { ok: true; ping: Ping }
@@ -25,7 +32,34 @@ export function readPing(raw: RawPing): PingResult {
   if (!lat.ok) return rejected('lat', raw.lat, lat);
   const lon = readNumberInRange(raw.lon, -180, 180);
   if (!lon.ok) return rejected('lon', raw.lon, lon);
-  return { ok: true, ping: { assetId: assetId.value, t: time.epochMicros / 1000, lat: lat.value, lon: lon.value } };
+  const heading = optional(raw.heading, NaN, (value) => readNumberInRange(value, 0, 360));
+  if (!heading.ok) return rejected('heading', raw.heading, heading);
+  const accuracy = optional(raw.accuracy, 0, readAccuracy);
+  if (!accuracy.ok) return rejected('accuracy', raw.accuracy, accuracy);
+  // Every field is always set, so that every ping has one shape.
+  return {
+    ok: true,
+    ping: {
+      assetId: assetId.value,
+      t: time.epochMicros / 1000,
+      lat: lat.value,
+      lon: lon.value,
+      heading: heading.value,
+      accuracy: accuracy.value,
+      events: raw.events === undefined ? 0 : eventFingerprint(raw.events),
+      retry: false,
+    },
+  };
+}
+
+function optional(value: unknown, absent: number, read: (value: unknown) => FieldResult<number>): FieldResult<number> {
+  return value === undefined || value === null ? { ok: true, value: absent } : read(value);
+}
+
+function readAccuracy(value: unknown): FieldResult<number> {
+  const n = readNumber(value);
+  if (!n.ok) return n;
+  return n.value >= 0 ? n : { ok: false, problem: 'must be 0 or more metres' };
 }
 
 function rejected(field: PingField, value: unknown, result: { problem: string }): PingResult {

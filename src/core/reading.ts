@@ -1,21 +1,31 @@
-import { readId, readNumber, readSequence, showValue, type FieldResult } from './fields';
-import { parseInstant } from './instant';
-
 /**
  * One sensor reading as the reconnect-dedup node receives it, checked and
- * reduced to the parts its idempotency key is made of. Field names come from
- * the node's configuration, because sensors other than bin fill-level meters
- * name and measure things differently.
+ * reduced to the parts its idempotency key is made of. Where each part sits
+ * comes from the node's configuration, as a path inside the reading, since
+ * readings arrive flat from a decoder or nested in a LoRaWAN network
+ * server's uplink (`uplink_message.decoded_payload.fill_pct`).
  */
-export interface ReadingFields {
-  device: string;
-  seq: string;
-  ts: string;
-  /** The measured fields, hashed with the timestamp; never includes `ts`. */
-  measures: readonly string[];
-  /** Range every measured field must lie in; undefined means unbounded on that side. */
+import { readId, readNumber, readSequence, showValue, type FieldResult } from './fields';
+import { parseInstant } from './instant';
+import { readPath, type PropertyPath } from './property-path';
+
+export interface MeasureField {
+  /** Its name in the hashed JSON: the path's last name unless the user gave one. */
+  name: string;
+  path: PropertyPath;
+  /** The valid range; undefined: unbounded on that side. */
   min?: number;
   max?: number;
+}
+
+export interface ReadingFields {
+  device: PropertyPath;
+  seq: PropertyPath;
+  ts: PropertyPath;
+  /** The timestamp's name in the hashed JSON: its path's last name. */
+  tsName: string;
+  /** The measured fields, hashed with the timestamp. */
+  measures: readonly MeasureField[];
 }
 
 export interface Reading {
@@ -27,8 +37,8 @@ export interface Reading {
 
 export interface ReadingRejection {
   ok: false;
-  /** The offending field, or null when the reading itself is not an object. */
-  field: string | null;
+  /** The offending field's path, or null when the reading itself is not an object. */
+  path: PropertyPath | null;
   /** The offending value, rendered for an error message. */
   value: string;
   problem: string;
@@ -38,23 +48,23 @@ export type ReadingResult = { ok: true; reading: Reading } | ReadingRejection;
 
 export function readReading(raw: unknown, fields: ReadingFields): ReadingResult {
   if (!isRecord(raw)) {
-    return { ok: false, field: null, value: showValue(raw), problem: `must be an object, not ${kindOf(raw)}` };
+    return { ok: false, path: null, value: showValue(raw), problem: `must be an object, not ${kindOf(raw)}` };
   }
   const device = present(raw, fields.device, readId);
-  if (!device.ok) return rejected(fields.device, raw, device);
+  if (!device.ok) return device;
   const seq = present(raw, fields.seq, readSequence);
-  if (!seq.ok) return rejected(fields.seq, raw, seq);
+  if (!seq.ok) return seq;
   const time = present(raw, fields.ts, (value): FieldResult<number> => {
     const parsed = parseInstant(value);
     return parsed.ok ? { ok: true, value: parsed.epochMicros } : parsed;
   });
-  if (!time.ok) return rejected(fields.ts, raw, time);
+  if (!time.ok) return time;
   // No prototype: a measured field may be called anything, `__proto__` included.
   const measures: Record<string, number> = Object.create(null) as Record<string, number>;
-  for (const name of fields.measures) {
-    const measure = present(raw, name, (value) => readBounded(value, fields.min, fields.max));
-    if (!measure.ok) return rejected(name, raw, measure);
-    measures[name] = measure.value;
+  for (const measure of fields.measures) {
+    const value = present(raw, measure.path, (v) => readBounded(v, measure.min, measure.max));
+    if (!value.ok) return value;
+    measures[measure.name] = value.value;
   }
   return { ok: true, reading: { deviceId: device.value, seq: seq.value, epochMicros: time.value, measures } };
 }
@@ -79,16 +89,17 @@ function kindOf(value: unknown): string {
   return `a ${typeof value}`;
 }
 
+type Present<T> = { ok: true; value: T } | ReadingRejection;
+
 /**
  * A missing field gets its own wording: the shared readers would describe
  * it by type ("not a undefined"), which reads like a bug, not a hint.
  */
-function present<T>(raw: Record<string, unknown>, name: string, read: (value: unknown) => FieldResult<T>): FieldResult<T> {
-  // Own properties only, so a reading cannot pick up `constructor` and friends.
-  if (!Object.prototype.hasOwnProperty.call(raw, name) || raw[name] === undefined) {
-    return { ok: false, problem: 'is missing' };
-  }
-  return read(raw[name]);
+function present<T>(raw: Record<string, unknown>, path: PropertyPath, read: (value: unknown) => FieldResult<T>): Present<T> {
+  const value = readPath(raw, path);
+  if (value === undefined) return { ok: false, path, value: 'undefined', problem: 'is missing' };
+  const result = read(value);
+  return result.ok ? result : { ok: false, path, value: showValue(value), problem: result.problem };
 }
 
 function readBounded(value: unknown, min: number | undefined, max: number | undefined): FieldResult<number> {
@@ -99,9 +110,4 @@ function readBounded(value: unknown, min: number | undefined, max: number | unde
   if (!tooLow && !tooHigh) return n;
   if (min !== undefined && max !== undefined) return { ok: false, problem: `must be between ${min} and ${max}` };
   return { ok: false, problem: tooLow ? `must be at least ${String(min)}` : `must be at most ${String(max)}` };
-}
-
-function rejected(field: string, raw: Record<string, unknown>, result: { problem: string }): ReadingRejection {
-  const value = Object.prototype.hasOwnProperty.call(raw, field) ? raw[field] : undefined;
-  return { ok: false, field, value: showValue(value), problem: result.problem };
 }

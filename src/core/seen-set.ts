@@ -1,100 +1,239 @@
 /**
- * A set of idempotency keys bounded by age and by size: first write wins,
- * and memory stays flat however long the process runs (the unbounded set is
- * the leak the reference design warns about).
+ * A set of idempotency keys bounded by age and by size, first write wins:
+ * memory stays flat however long the process runs (the unbounded set is the
+ * leak the reference design warns about).
  *
- * A Map iterates in insertion order, and every key is inserted once with the
- * same TTL, so the first entry is always both the oldest admission and the
- * next to expire: expiry and the size cap are each a pop from the front.
+ * Each key is held by the token of the message that claimed it, and is
+ * either seen, or (confirm mode) pending until its lease runs out, or a
+ * released key kept for a lease so that a repeated release is recognised.
+ * lua/seen-set.lua is the same logic for Redis; the contract suite holds the
+ * two to the same answers (codes in ./seen-codes).
+ *
+ * Entries are chained in order of last write, so expiry and the size cap
+ * each take the oldest in constant time. An entry's age is checked where it
+ * is read as well: after the TTL is shortened, or for a released key (kept
+ * only a lease), a younger entry can expire before an older one.
  */
-export class BoundedSeenSet {
-  /** key -> expiry, in milliseconds since the epoch. */
-  private readonly expiries = new Map<string, number>();
-  /**
-   * The same keys in insertion order, oldest at `head`. The front of the Map
-   * itself is not cheap to reach: V8 keeps a deleted entry as a hole until it
-   * rebuilds the table, and `keys().next()` steps over every hole left at the
-   * front, so popping the oldest key on each claim grew quadratic (at maxKeys
-   * it was over half the time of a burst; see npm run bench). A queue pops in
-   * constant time. Invariant: queue[head..] holds exactly the keys of the Map,
-   * and queueExpiry[i] the expiry of queue[i] (read there, the check for an
-   * expired key needs no lookup in a Map of 100,000 keys on every claim).
-   */
-  private queue: (string | undefined)[] = [];
-  private queueExpiry: number[] = [];
-  private head = 0;
+import { CLAIM, LEASE_EXPIRED, RELEASED, SEEN, SETTLE } from './seen-codes';
+import { grown, RecencyIndex } from './recency-index';
 
-  constructor(
-    private readonly ttlMs: number,
-    private readonly maxKeys: number,
-  ) {
-    if (!(ttlMs > 0)) throw new RangeError('ttlMs must be positive');
-    if (!(Number.isInteger(maxKeys) && maxKeys > 0)) throw new RangeError('maxKeys must be a positive integer');
+export interface SeenSetSettings {
+  ttlMs: number;
+  maxKeys: number;
+  /** How long a pending claim holds its key (confirm mode). */
+  leaseMs: number;
+}
+
+/** One entry, as persisted and restored. */
+export interface SeenEntry {
+  key: string;
+  expiry: number;
+  /** SEEN, a pending claim's deadline, or RELEASED. */
+  deadline: number;
+  token: number;
+}
+
+export class BoundedSeenSet {
+  private readonly index: RecencyIndex;
+  private expiry = new Float64Array(0);
+  private deadline = new Float64Array(0);
+  private token = new Float64Array(0);
+  private settings: SeenSetSettings;
+  private readonly view = {} as SeenEntry;
+  /** Told of every key written or removed, and of clear(): the journal of the persisted state. */
+  onChange: ((key: string) => void) | undefined;
+  onClear: (() => void) | undefined;
+
+  constructor(settings: SeenSetSettings) {
+    this.settings = checked(settings);
+    this.index = new RecencyIndex(settings.maxKeys, (capacity) => {
+      this.expiry = grown(this.expiry, capacity);
+      this.deadline = grown(this.deadline, capacity);
+      this.token = grown(this.token, capacity);
+    });
   }
 
   get size(): number {
-    return this.expiries.size;
+    return this.index.size;
   }
 
-  /** True when the key is new (admit), false when it was seen within the TTL. */
-  claim(key: string, nowMs: number): boolean {
+  /** New limits for the same keys (a redeploy with changed options); the cap applies at once. */
+  reconfigure(settings: SeenSetSettings): void {
+    this.settings = checked(settings);
+    this.index.setMaxEntries(settings.maxKeys);
+    while (this.index.size > settings.maxKeys) this.index.remove(this.index.oldest);
+  }
+
+  /**
+   * Claims a key for the message with this token: a CLAIM code, with
+   * LEASE_EXPIRED set when it took over a pending claim whose lease ran out.
+   * `pending` (confirm mode) holds the key for a lease instead of marking it seen.
+   */
+  claim(key: string, token: number, pending: boolean, nowMs: number): number {
     this.expire(nowMs);
-    if (this.expiries.has(key)) return false;
-    const expiry = nowMs + this.ttlMs;
-    this.expiries.set(key, expiry);
-    this.queue.push(key);
-    this.queueExpiry.push(expiry);
-    if (this.expiries.size > this.maxKeys) this.dropOldest();
-    return true;
+    let slot = this.live(key, nowMs);
+    let flags = 0;
+    if (slot !== undefined) {
+      const deadline = this.deadline[slot] as number;
+      if (this.token[slot] === token && deadline !== RELEASED) {
+        // The same message again: its earlier decision was lost on the way.
+        // A pending one gets a fresh lease, as it is being delivered again.
+        if (deadline > SEEN) this.write(slot, nowMs, nowMs + this.settings.leaseMs, token);
+        return CLAIM.replayed;
+      }
+      if (deadline === SEEN) return CLAIM.duplicate;
+      if (deadline > nowMs) return CLAIM.inFlight;
+      if (deadline !== RELEASED) flags = LEASE_EXPIRED;
+    } else {
+      // Not journalled: a restore applies the cap itself, oldest first.
+      if (this.index.size >= this.settings.maxKeys) this.index.remove(this.index.oldest);
+      slot = this.index.insert(key);
+    }
+    this.write(slot, nowMs, pending ? nowMs + this.settings.leaseMs : SEEN, token);
+    return CLAIM.admitted | flags;
   }
 
+  /**
+   * Confirms (marks seen for the TTL) or releases (forgets) a pending key, if
+   * this token holds it. A seen key is not released (SETTLE.kept): once a
+   * delivery was confirmed, a later failure elsewhere in the flow must not
+   * let the replay through a second time.
+   */
+  settle(key: string, token: number, action: 'confirm' | 'release', nowMs: number): number {
+    this.expire(nowMs);
+    const slot = this.live(key, nowMs);
+    if (slot === undefined || this.token[slot] !== token) return SETTLE.notHeld;
+    const deadline = this.deadline[slot] as number;
+    if (deadline === RELEASED) return action === 'release' ? SETTLE.settled : SETTLE.notHeld;
+    if (deadline === SEEN && action === 'release') return SETTLE.kept;
+    const late = deadline !== SEEN && deadline <= nowMs;
+    // A second confirm of a seen key changes nothing: resent confirms are harmless.
+    if (action === 'confirm' && deadline !== SEEN) this.write(slot, nowMs, SEEN, token);
+    if (action === 'release') this.write(slot, nowMs, RELEASED, token);
+    return late ? SETTLE.lateSettled : SETTLE.settled;
+  }
+
+  /** True while the key blocks a new claim (seen, or pending within its lease). */
   has(key: string, nowMs: number): boolean {
-    this.expire(nowMs);
-    return this.expiries.has(key);
+    const slot = this.live(key, nowMs);
+    if (slot === undefined) return false;
+    const deadline = this.deadline[slot] as number;
+    return deadline === SEEN || deadline > nowMs;
   }
 
   /** Removes the keys the predicate selects; returns how many. */
   deleteWhere(predicate: (key: string) => boolean): number {
-    let removed = 0;
-    for (const key of this.expiries.keys()) {
-      if (predicate(key)) {
-        this.expiries.delete(key);
-        removed++;
-      }
+    const doomed: number[] = [];
+    for (let slot = this.index.oldest; slot !== -1; slot = this.index.next(slot)) {
+      if (predicate(this.index.keyAt(slot))) doomed.push(slot);
     }
-    // Rare (a reset): rebuilt rather than kept in step key by key.
-    if (removed > 0) {
-      this.queue = [...this.expiries.keys()];
-      this.queueExpiry = [...this.expiries.values()];
-      this.head = 0;
-    }
-    return removed;
+    for (const slot of doomed) this.drop(slot);
+    return doomed.length;
   }
 
   clear(): void {
-    this.expiries.clear();
-    this.queue = [];
-    this.queueExpiry = [];
-    this.head = 0;
+    this.index.clear();
+    this.onClear?.();
+  }
+
+  /** The live entry of a key; undefined when it is gone. */
+  entry(key: string): SeenEntry | undefined {
+    const slot = this.index.slot(key);
+    return slot === undefined ? undefined : this.entryAt(slot, key, {} as SeenEntry);
+  }
+
+  /** entry(), filling one object reused from call to call: for the journal, which encodes it at once. */
+  entryView(key: string): SeenEntry | undefined {
+    const slot = this.index.slot(key);
+    return slot === undefined ? undefined : this.entryAt(slot, key, this.view);
+  }
+
+  /** Every key, oldest write first. */
+  keys(): string[] {
+    // Sized once: grown by push, a list of 100,000 keys was a GC pause of its own.
+    const keys = new Array<string>(this.index.size);
+    let at = 0;
+    for (let slot = this.index.oldest; slot !== -1; slot = this.index.next(slot)) keys[at++] = this.index.keyAt(slot);
+    return keys;
+  }
+
+  /** Forgets every key, unannounced (a journal being replayed). */
+  clearAll(): void {
+    this.index.clear();
+  }
+
+  /** Puts back a persisted entry as the newest (loading oldest first keeps the order); expired ones are skipped. */
+  restore(entry: SeenEntry, nowMs: number): void {
+    if (entry.expiry <= nowMs) {
+      const slot = this.index.slot(entry.key);
+      if (slot !== undefined) this.index.remove(slot);
+      return;
+    }
+    let slot = this.index.slot(entry.key);
+    if (slot === undefined) {
+      if (this.index.size >= this.settings.maxKeys) this.index.remove(this.index.oldest);
+      slot = this.index.insert(entry.key);
+    } else {
+      this.index.touch(slot);
+    }
+    this.expiry[slot] = entry.expiry;
+    this.deadline[slot] = entry.deadline;
+    this.token[slot] = entry.token;
+  }
+
+  /** Forgets a key on a restore (a delete in the journal). */
+  forget(key: string): void {
+    const slot = this.index.slot(key);
+    if (slot !== undefined) this.index.remove(slot);
+  }
+
+  /** The slot of a key that has not expired; an expired one is removed. */
+  private live(key: string, nowMs: number): number | undefined {
+    const slot = this.index.slot(key);
+    if (slot === undefined) return undefined;
+    if ((this.expiry[slot] as number) > nowMs) return slot;
+    this.index.remove(slot);
+    return undefined;
+  }
+
+  private entryAt(slot: number, key: string, into: SeenEntry): SeenEntry {
+    into.key = key;
+    into.expiry = this.expiry[slot] as number;
+    into.deadline = this.deadline[slot] as number;
+    into.token = this.token[slot] as number;
+    return into;
+  }
+
+  private write(slot: number, nowMs: number, deadline: number, token: number): void {
+    const { ttlMs, leaseMs } = this.settings;
+    // A pending key outlives its lease; a released one is kept a lease, to
+    // recognise a repeated release.
+    this.expiry[slot] = nowMs + (deadline === RELEASED ? leaseMs : deadline > SEEN ? Math.max(ttlMs, leaseMs) : ttlMs);
+    this.deadline[slot] = deadline;
+    this.token[slot] = token;
+    this.index.touch(slot);
+    this.onChange?.(this.index.keyAt(slot));
   }
 
   private expire(nowMs: number): void {
-    while (this.head < this.queue.length && (this.queueExpiry[this.head] as number) <= nowMs) {
-      this.dropOldest();
+    let oldest = this.index.oldest;
+    while (oldest !== -1 && (this.expiry[oldest] as number) <= nowMs) {
+      // Expiry is not journalled: a restore drops expired entries itself.
+      this.index.remove(oldest);
+      oldest = this.index.oldest;
     }
   }
 
-  private dropOldest(): void {
-    if (this.head === this.queue.length) return;
-    this.expiries.delete(this.queue[this.head] as string);
-    this.queue[this.head++] = undefined;
-    // Drop the popped part once it is most of the array: linear work once
-    // per as many pops, so constant per pop, and the array stays at most
-    // twice the number of keys.
-    if (this.head > 1024 && this.head * 2 > this.queue.length) {
-      this.queue = this.queue.slice(this.head);
-      this.queueExpiry = this.queueExpiry.slice(this.head);
-      this.head = 0;
-    }
+  private drop(slot: number): void {
+    const key = this.index.keyAt(slot);
+    this.index.remove(slot);
+    this.onChange?.(key);
   }
+}
+
+function checked(settings: SeenSetSettings): SeenSetSettings {
+  if (!(settings.ttlMs > 0)) throw new RangeError('ttlMs must be positive');
+  if (!(settings.leaseMs > 0)) throw new RangeError('leaseMs must be positive');
+  if (!(Number.isInteger(settings.maxKeys) && settings.maxKeys > 0)) throw new RangeError('maxKeys must be a positive integer');
+  return { ...settings };
 }

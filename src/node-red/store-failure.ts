@@ -1,8 +1,9 @@
 import type { Node } from './api';
+import { errorMessage } from './errors';
 import type { StatusBoard } from './status-board';
 
 /**
- * What a node does when its store cannot decide (Redis down, timed out):
+ * What a node does when its store cannot decide (Redis down, not answering):
  * `admit` (the default) lets the message through, since a duplicate is
  * better than lost data; `error` hands it to a Catch node instead. Either
  * way the status turns red; the warning is repeated at most every
@@ -25,7 +26,7 @@ export class StoreFailurePolicy {
   /** Returns the error for done(), or undefined when the message is to be admitted. */
   failed(error: unknown): Error | undefined {
     this.board.storeFailed(error);
-    const reason = error instanceof Error ? error.message : String(error);
+    const reason = errorMessage(error);
     if (this.policy === 'error') return new Error(this.t('errors.storeFailed', { error: reason }));
     const now = Date.now();
     if (now - this.lastWarning >= WARN_INTERVAL_MS) {
@@ -34,12 +35,4 @@ export class StoreFailurePolicy {
     }
     return undefined;
   }
-}
-
-export function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
-export function toError(error: unknown): Error {
-  return error instanceof Error ? error : new Error(String(error));
 }

@@ -85,10 +85,12 @@ describe('redis/connection-options planClient', () => {
     assert.equal(options.port, 7000);
   });
 
-  it('bounds every command by the timeout and retries connections with a capped back-off', () => {
+  it('bounds connecting by the timeout, leaves commands to the batcher’s clock, and retries with a capped back-off', () => {
     const plan = planClient(settings({ timeoutMs: 750 }));
     const options = plan.options as RedisOptions;
-    assert.equal(options.commandTimeout, 750);
+    // No commandTimeout: its clock would start while a command still waits
+    // behind others on the socket (src/redis/tick-batcher keeps the clock).
+    assert.equal(options.commandTimeout, undefined);
     assert.equal(options.connectTimeout, 1000, 'never below one second');
     assert.equal(options.maxRetriesPerRequest, 1);
     const retry = options.retryStrategy;

@@ -1,11 +1,19 @@
+/**
+ * Redis key names: every key one script call touches shares one hash tag
+ * (one Cluster slot), ids cannot break out of their tag, and the epoch keys
+ * that make a reset O(1) never collide with a record.
+ */
 import assert from 'node:assert/strict';
 import calculateSlot from 'cluster-key-slot';
 import {
-  escapeGlob,
+  epochKey,
   escapeTagContent,
+  SEEN_SEGMENT,
+  seenGroupEpochKey,
   seenKey,
-  seenPattern,
-  windowPattern,
+  SLOT_COUNT,
+  slotTag,
+  WINDOW_SEGMENT,
   windowRecordKey,
 } from '../../src/redis/key-names';
 import { redisKeySlot } from '../support/redis-slot';
@@ -19,20 +27,10 @@ function hashTagOf(key: string): string | undefined {
   return key.slice(open + 1, close);
 }
 
-/** A minimal Redis glob matcher (`*`, `?`, `\` escapes) for checking patterns. */
-function globMatches(pattern: string, text: string): boolean {
-  let regex = '^';
-  for (let i = 0; i < pattern.length; i++) {
-    const c = pattern[i] as string;
-    if (c === '\\' && i + 1 < pattern.length) regex += (pattern[++i] as string).replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-    else if (c === '*') regex += '.*';
-    else if (c === '?') regex += '.';
-    else regex += c.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  }
-  return new RegExp(`${regex}$`, 's').test(text);
-}
-
 const AWKWARD_IDS = ['bin-A17', '{bin}', '}x', 'x{', '{}', '%7B', 'a%b', 'x}{y', 'site:7:{bin}:3', 'dev*?[x]\\', 'ünïcødé'];
+
+/** A v1 key of a device: `<device>:<seq>:<hash>`. */
+const v1 = (device: string, seq: number): string => `${device}:${seq}:76c73ee2946cc70e`;
 
 describe('redis/key-names', () => {
   it('escapes only %, { and }', () => {
@@ -51,10 +49,23 @@ describe('redis/key-names', () => {
     }
   });
 
+  it('builds keys with the prefix and a segment per store', () => {
+    assert.equal(WINDOW_SEGMENT, 'sw:');
+    assert.equal(SEEN_SEGMENT, 'rc:');
+    assert.equal(windowRecordKey('dedup:', 'veh-1'), 'dedup:sw:{veh-1}');
+    assert.equal(windowRecordKey('', 'a'), 'sw:{a}');
+    assert.equal(seenKey('dedup:', 'bin-A17', 'bin-A17:41:76c73ee2946cc70e'), 'dedup:rc:{bin-A17}:41:76c73ee2946cc70e');
+    assert.equal(seenKey('dedup:', 'msg-0042', 'msg-0042'), 'dedup:rc:{msg-0042}', 'key mode property: the key is its own group');
+    assert.equal(seenGroupEpochKey('dedup:', 'bin-A17'), 'dedup:rc:{bin-A17}:reset');
+    assert.equal(epochKey('dedup:', WINDOW_SEGMENT, undefined), 'dedup:sw:epoch');
+    assert.equal(epochKey('dedup:', SEEN_SEGMENT, undefined), 'dedup:rc:epoch');
+  });
+
   it('puts the whole id in the hash tag, whatever characters it has', () => {
     for (const id of AWKWARD_IDS) {
       assert.equal(hashTagOf(windowRecordKey('dedup:', id)), escapeTagContent(id), id);
-      assert.equal(hashTagOf(seenKey('dedup:', id, 41, '76c73ee2946cc70e')), escapeTagContent(id), id);
+      assert.equal(hashTagOf(seenKey('dedup:', id, v1(id, 41))), escapeTagContent(id), id);
+      assert.equal(hashTagOf(seenGroupEpochKey('dedup:', id)), escapeTagContent(id), id);
     }
   });
 
@@ -66,14 +77,13 @@ describe('redis/key-names', () => {
     assert.equal(redisKeySlot('foo{{bar}}zap'), redisKeySlot('{bar'));
   });
 
-  it('keeps every key of one device in one cluster slot, and the window record in the same one', () => {
+  it('keeps every key of one device, its reset epoch and the record of the same id in one cluster slot', () => {
     for (const slotOf of [redisKeySlot, calculateSlot]) {
       for (const id of AWKWARD_IDS) {
         const slot = slotOf(windowRecordKey('p:', id));
         assert.equal(slot, slotOf(escapeTagContent(id)), id);
-        for (let seq = 0; seq < 50; seq++) {
-          assert.equal(slotOf(seenKey('p:', id, seq, `${seq}abc`)), slot, `${id} seq ${seq}`);
-        }
+        assert.equal(slotOf(seenGroupEpochKey('p:', id)), slot, `${id} epoch`);
+        for (let seq = 0; seq < 50; seq++) assert.equal(slotOf(seenKey('p:', id, v1(id, seq))), slot, `${id} seq ${seq}`);
       }
     }
   });
@@ -93,29 +103,28 @@ describe('redis/key-names', () => {
     assert.ok(slots.size > 150, `only ${slots.size} slots for 200 assets`);
   });
 
-  it('builds keys with the prefix and a segment per store', () => {
-    assert.equal(windowRecordKey('dedup:', 'veh-1'), 'dedup:sw:{veh-1}');
-    assert.equal(seenKey('dedup:', 'bin-A17', 41, '76c73ee2946cc70e'), 'dedup:rc:{bin-A17}:41:76c73ee2946cc70e');
-    assert.equal(windowRecordKey('', 'a'), 'sw:{a}');
+  it('finds a tag for every Cluster slot, so a reset of everything can raise one epoch per slot', () => {
+    for (let slot = 0; slot < SLOT_COUNT; slot++) assert.equal(calculateSlot(slotTag(slot)), slot, `slot ${slot}`);
+    for (const slot of [0, 1, 5461, 10_922, 16_383]) {
+      const key = epochKey('p:', WINDOW_SEGMENT, slot);
+      assert.equal(redisKeySlot(key), slot, key);
+      assert.equal(calculateSlot(key), slot, key);
+      assert.equal(calculateSlot(epochKey('p:', SEEN_SEGMENT, slot)), slot);
+    }
   });
 
-  it('escapes glob metacharacters for SCAN MATCH', () => {
-    assert.equal(escapeGlob('a*b?c[d]e\\f'), 'a\\*b\\?c\\[d\\]e\\\\f');
-  });
-
-  it('matches one device exactly, including ids with glob characters and colons', () => {
-    const ids = ['dev*?[x]\\', 'dev', 'devX', 'site:7', 'site', '{bin}', 'bin', '%7B', '{'];
+  it('never names a record with an epoch key’s name', () => {
+    const epochs = new Set<string>([epochKey('p:', WINDOW_SEGMENT, undefined), epochKey('p:', SEEN_SEGMENT, undefined)]);
+    for (let slot = 0; slot < 64; slot++) {
+      epochs.add(epochKey('p:', WINDOW_SEGMENT, slot));
+      epochs.add(epochKey('p:', SEEN_SEGMENT, slot));
+    }
+    const ids = [...AWKWARD_IDS, 'epoch', 'reset', ':reset', 'x:reset', 'epoch{0}', ''];
+    for (const id of ids) epochs.add(seenGroupEpochKey('p:', id));
     for (const id of ids) {
-      const pattern = seenPattern('p*:', id);
-      for (const other of ids) {
-        const key = seenKey('p*:', other, 3, 'h');
-        assert.equal(globMatches(pattern, key), other === id, `pattern for ${id} vs key of ${other}`);
-      }
-      assert.equal(globMatches(seenPattern('p*:'), seenKey('p*:', id, 3, 'h')), true);
-      assert.equal(globMatches(seenPattern('p*:'), seenKey('px:', id, 3, 'h')), false, 'the prefix is literal');
-      assert.equal(globMatches(windowPattern('p*:'), windowRecordKey('p*:', id)), true);
-      assert.equal(globMatches(windowPattern('p*:'), seenKey('p*:', id, 3, 'h')), false);
-      assert.equal(globMatches(windowPattern('p*:', id), windowRecordKey('p*:', id)), true);
+      assert.equal(epochs.has(windowRecordKey('p:', id)), false, `window record of ${JSON.stringify(id)}`);
+      assert.equal(epochs.has(seenKey('p:', id, id)), false, `property key ${JSON.stringify(id)}`);
+      for (let seq = 0; seq < 3; seq++) assert.equal(epochs.has(seenKey('p:', id, v1(id, seq))), false, `v1 key of ${JSON.stringify(id)}`);
     }
   });
 });

@@ -1,154 +1,469 @@
+/**
+ * The batcher in front of every Redis call, against fake servers: what goes
+ * out in which call, how many calls are out at once, and when a request is
+ * given up on. The timing tests are ordered by the event loop (timers fire
+ * in deadline order; a socket's reply is read after the timers of its turn),
+ * not by how fast the machine is.
+ */
 import assert from 'node:assert/strict';
-import { nextCallToken } from '../../src/redis/call-token';
-import { TickBatcher, TimeoutError } from '../../src/redis/tick-batcher';
+import { createServer, connect, type Server, type Socket } from 'net';
+import { nextToken } from '../../src/redis/call-token';
+import { TickBatcher, TimeoutError, type BatcherOptions } from '../../src/redis/tick-batcher';
 
 interface Item {
   group: number;
   value: string;
 }
 
-/** A batcher over a fake server that records each call it receives. */
-function recordingBatcher(options: { maxBatch?: number; timeoutMs?: number; answer?: (items: Item[]) => Promise<string[]> } = {}) {
-  const calls: Item[][] = [];
-  const batcher = new TickBatcher<Item, string>({
-    send: (items) => {
-      calls.push(items);
-      return options.answer ? options.answer(items) : Promise.resolve(items.map((item) => `ok:${item.value}`));
-    },
-    groupOf: (item) => item.group,
-    maxBatch: options.maxBatch ?? 100,
-    timeoutMs: options.timeoutMs ?? 1000,
-  });
-  return { batcher, calls };
+interface Heard {
+  results: { result: string; context: unknown }[];
+  errors: { error: unknown; context: unknown }[];
 }
 
+/** Callbacks that record what each request was told, with its context. */
+function listener(): Heard & { onResult: (result: string, context: unknown) => void; onError: (error: unknown, context: unknown) => void } {
+  const heard: Heard = { results: [], errors: [] };
+  return {
+    ...heard,
+    onResult: (result, context) => heard.results.push({ result, context }),
+    onError: (error, context) => heard.errors.push({ error, context }),
+  };
+}
+
+/** A held call: its items, and how to answer it. */
+interface Held {
+  items: Item[];
+  resolve(results: string[]): void;
+  reject(error: unknown): void;
+}
+
+/**
+ * A batcher over a fake server. By default the server answers every call at
+ * once (`ok:<value>` per item); with `hold`, calls wait in `held` until the
+ * test answers them.
+ */
+function fakeBatcher(options: Partial<BatcherOptions<Item, string>> & { hold?: boolean } = {}) {
+  const calls: Item[][] = [];
+  const held: Held[] = [];
+  const batcher = new TickBatcher<Item, string>({
+    send: (items) => {
+      calls.push([...items]);
+      if (!options.hold) return Promise.resolve(items.map((item) => `ok:${item.value}`));
+      return new Promise<string[]>((resolve, reject) => held.push({ items: [...items], resolve, reject }));
+    },
+    groupOf: (item) => item.group,
+    maxBatch: 100,
+    timeoutMs: 1000,
+    ...options,
+  });
+  return { batcher, calls, held };
+}
+
+const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Waits until the predicate holds (checked every turn), failing after `ms`. */
+async function until(predicate: () => boolean, ms = 2000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!predicate()) {
+    if (Date.now() > deadline) throw new Error('timed out waiting');
+    await sleep(2);
+  }
+}
+
+const values = (calls: Item[][]): string[][] => calls.map((call) => call.map((item) => item.value));
+
 describe('redis/tick-batcher TickBatcher', () => {
-  it('sends what arrives in one tick as one call, in arrival order, and answers each caller', async () => {
-    const { batcher, calls } = recordingBatcher();
-    const answers = await Promise.all(['a', 'b', 'c'].map((value) => batcher.submit({ group: 0, value })));
-    assert.deepEqual(answers, ['ok:a', 'ok:b', 'ok:c']);
-    assert.equal(calls.length, 1);
-    assert.deepEqual(calls[0]?.map((item) => item.value), ['a', 'b', 'c']);
-  });
-
-  it('sends later ticks as later calls', async () => {
-    const { batcher, calls } = recordingBatcher();
-    const first = batcher.submit({ group: 0, value: 'a' });
-    await new Promise((resolve) => setImmediate(resolve));
-    const second = batcher.submit({ group: 0, value: 'b' });
-    assert.deepEqual(await Promise.all([first, second]), ['ok:a', 'ok:b']);
-    assert.equal(calls.length, 2);
-  });
-
-  it('never mixes groups in one call and keeps order within each group', async () => {
-    const { batcher, calls } = recordingBatcher();
-    const items: Item[] = [
-      { group: 1, value: '1a' },
-      { group: 2, value: '2a' },
-      { group: 1, value: '1b' },
-      { group: 2, value: '2b' },
-      { group: 1, value: '1c' },
-    ];
-    const answers = await Promise.all(items.map((item) => batcher.submit(item)));
-    assert.deepEqual(answers, items.map((item) => `ok:${item.value}`));
-    assert.deepEqual(calls.map((call) => call.map((item) => item.value)), [['1a', '1b', '1c'], ['2a', '2b']]);
-  });
-
-  it('splits a group into calls of at most maxBatch, in order', async () => {
-    const { batcher, calls } = recordingBatcher({ maxBatch: 2 });
-    const values = ['a', 'b', 'c', 'd', 'e'];
-    const answers = await Promise.all(values.map((value) => batcher.submit({ group: 0, value })));
-    assert.deepEqual(answers, values.map((v) => `ok:${v}`));
-    assert.deepEqual(calls.map((call) => call.map((item) => item.value)), [['a', 'b'], ['c', 'd'], ['e']]);
-  });
-
-  it('rejects every item of a call that fails, and only those', async () => {
-    const { batcher } = recordingBatcher({
-      maxBatch: 1,
-      answer: (items) => (items[0]?.value === 'bad' ? Promise.reject(new Error('NOSCRIPT and worse')) : Promise.resolve(['fine'])),
+  describe('batching', () => {
+    it('sends what arrives in one turn as one call, in arrival order, and answers each with its context, never synchronously', async () => {
+      const { batcher, calls } = fakeBatcher();
+      const heard = listener();
+      for (const value of ['a', 'b', 'c']) batcher.submit({ group: 0, value }, heard.onResult, heard.onError, `ctx-${value}`);
+      assert.equal(calls.length, 0, 'nothing is sent before the turn ends');
+      assert.equal(heard.results.length, 0, 'no answer before submit() returned');
+      assert.equal(batcher.pending, 1);
+      await turn();
+      await turn();
+      assert.deepEqual(values(calls), [['a', 'b', 'c']]);
+      assert.deepEqual(heard.results, [
+        { result: 'ok:a', context: 'ctx-a' },
+        { result: 'ok:b', context: 'ctx-b' },
+        { result: 'ok:c', context: 'ctx-c' },
+      ]);
+      assert.deepEqual(heard.errors, []);
+      assert.equal(batcher.pending, 0);
     });
-    const results = await Promise.allSettled([batcher.submit({ group: 0, value: 'bad' }), batcher.submit({ group: 0, value: 'good' })]);
-    assert.equal(results[0]?.status, 'rejected');
-    assert.deepEqual(results[1], { status: 'fulfilled', value: 'fine' });
-  });
 
-  it('rejects with TimeoutError when the server does not answer in time, and ignores a late answer', async () => {
-    let release: (answer: string[]) => void = () => undefined;
-    const { batcher } = recordingBatcher({
-      timeoutMs: 30,
-      answer: () => new Promise<string[]>((resolve) => {
-        release = resolve;
-      }),
+    it('sends later turns as later calls', async () => {
+      const { batcher, calls } = fakeBatcher();
+      const heard = listener();
+      batcher.submit({ group: 0, value: 'a' }, heard.onResult, heard.onError, 1);
+      await turn();
+      batcher.submit({ group: 0, value: 'b' }, heard.onResult, heard.onError, 2);
+      await until(() => heard.results.length === 2);
+      assert.deepEqual(values(calls), [['a'], ['b']]);
+      assert.deepEqual(heard.results.map((r) => r.result), ['ok:a', 'ok:b']);
     });
-    const started = Date.now();
-    await assert.rejects(batcher.submit({ group: 0, value: 'slow' }), (error: unknown) => {
-      assert.ok(error instanceof TimeoutError);
-      assert.match(error.message, /within 30 ms/);
-      return true;
+
+    it('never mixes groups in one call and keeps the order within each group', async () => {
+      const { batcher, calls } = fakeBatcher();
+      const heard = listener();
+      const items: Item[] = [
+        { group: 1, value: '1a' },
+        { group: 2, value: '2a' },
+        { group: 1, value: '1b' },
+        { group: 2, value: '2b' },
+        { group: 1, value: '1c' },
+      ];
+      for (const item of items) batcher.submit(item, heard.onResult, heard.onError, item.value);
+      await until(() => heard.results.length === items.length);
+      assert.deepEqual(values(calls), [['1a', '1b', '1c'], ['2a', '2b']]);
+      for (const { result, context } of heard.results) assert.equal(result, `ok:${String(context)}`);
     });
-    assert.ok(Date.now() - started < 1000);
-    release(['too late']); // must not throw or resolve anything twice
-  });
 
-  it('rejects all items when the server answers with the wrong number of results', async () => {
-    const { batcher } = recordingBatcher({ answer: () => Promise.resolve(['only one']) });
-    const results = await Promise.allSettled([batcher.submit({ group: 0, value: 'a' }), batcher.submit({ group: 0, value: 'b' })]);
-    for (const result of results) {
-      assert.equal(result.status, 'rejected');
-      assert.match(String((result as PromiseRejectedResult).reason), /expected 2 results/);
-    }
-  });
-
-  it('answers submitWith through its callbacks, with its context, in order with submit, never synchronously', async () => {
-    const { batcher, calls } = recordingBatcher({ maxBatch: 2 });
-    const heard: string[] = [];
-    const onResult = (result: string, context: string) => heard.push(`${context}=${result}`);
-    const onError = (error: unknown, context: string) => heard.push(`${context}!${String(error)}`);
-    batcher.submitWith({ group: 0, value: 'a' }, onResult, onError, 'first');
-    const b = batcher.submit({ group: 0, value: 'b' }); // fills a call, sent at once
-    batcher.submitWith({ group: 0, value: 'c' }, onResult, onError, 'third');
-    assert.deepEqual(heard, []);
-    assert.equal(await b, 'ok:b');
-    await new Promise((resolve) => setImmediate(resolve));
-    await new Promise((resolve) => setImmediate(resolve));
-    assert.deepEqual(heard, ['first=ok:a', 'third=ok:c']);
-    assert.deepEqual(calls.map((call) => call.map((item) => item.value)), [['a', 'b'], ['c']]);
-  });
-
-  it('calls the onError of submitWith, once, on a timeout, and ignores a late answer', async () => {
-    let release: (answer: string[]) => void = () => undefined;
-    const { batcher } = recordingBatcher({
-      timeoutMs: 30,
-      answer: () => new Promise<string[]>((resolve) => {
-        release = resolve;
-      }),
+    it('splits a group into calls of at most maxBatch, sending a full call at once, in order', async () => {
+      const { batcher, calls } = fakeBatcher({ maxBatch: 2 });
+      const heard = listener();
+      const sent: string[] = ['a', 'b', 'c', 'd', 'e'];
+      batcher.submit({ group: 0, value: 'a' }, heard.onResult, heard.onError, 'a');
+      assert.equal(calls.length, 0);
+      batcher.submit({ group: 0, value: 'b' }, heard.onResult, heard.onError, 'b');
+      assert.deepEqual(values(calls), [['a', 'b']], 'a full call goes out before the turn ends');
+      for (const value of sent.slice(2)) batcher.submit({ group: 0, value }, heard.onResult, heard.onError, value);
+      await until(() => heard.results.length === sent.length);
+      assert.deepEqual(values(calls), [['a', 'b'], ['c', 'd'], ['e']]);
+      assert.deepEqual(heard.results.map((r) => r.result), sent.map((v) => `ok:${v}`));
     });
-    const heard: unknown[] = [];
-    await new Promise<void>((resolve) => {
-      batcher.submitWith(
-        { group: 0, value: 'slow' },
-        (result) => heard.push(result),
-        (error, context) => {
-          heard.push(error, context);
-          resolve();
+  });
+
+  describe('calls out at once', () => {
+    it('keeps at most maxInFlight calls out, the rest unsent, and sends the next as one is answered, in order', async () => {
+      const { batcher, calls, held } = fakeBatcher({ hold: true, maxBatch: 1, maxInFlight: 2 });
+      const heard = listener();
+      for (const value of ['a', 'b', 'c', 'd', 'e']) batcher.submit({ group: 0, value }, heard.onResult, heard.onError, value);
+      await turn();
+      assert.deepEqual(values(calls), [['a'], ['b']], 'two out, three waiting unsent');
+      assert.equal(batcher.pending, 5);
+      held[0]?.resolve(['ok:a']);
+      await until(() => calls.length === 3);
+      assert.deepEqual(values(calls), [['a'], ['b'], ['c']]);
+      held[1]?.resolve(['ok:b']);
+      held[2]?.resolve(['ok:c']);
+      await until(() => calls.length === 5);
+      held[3]?.resolve(['ok:d']);
+      held[4]?.resolve(['ok:e']);
+      await until(() => heard.results.length === 5);
+      assert.deepEqual(heard.results.map((r) => r.result), ['ok:a', 'ok:b', 'ok:c', 'ok:d', 'ok:e']);
+      assert.equal(batcher.pending, 0);
+    });
+  });
+
+  describe('the give-up clock', () => {
+    it('starts at send: calls queued here behind slow but answering calls are not timed out', async () => {
+      // One call out at a time, each answered after 20 ms, with a 30 ms
+      // give-up: the fifth call is answered 100 ms after it was submitted.
+      const { batcher, calls, held } = fakeBatcher({ hold: true, maxBatch: 1, maxInFlight: 1, timeoutMs: 30 });
+      const heard = listener();
+      for (let i = 0; i < 5; i++) batcher.submit({ group: 0, value: `v${i}` }, heard.onResult, heard.onError, i);
+      let answered = 0;
+      const started = Date.now();
+      while (answered < 5) {
+        await until(() => held.length > answered);
+        const call = held[answered] as Held;
+        await sleep(20);
+        call.resolve(call.items.map((item) => `ok:${item.value}`));
+        answered++;
+      }
+      await until(() => heard.results.length + heard.errors.length === 5);
+      assert.deepEqual(heard.errors, []);
+      assert.equal(heard.results.length, 5);
+      assert.equal(calls.length, 5);
+      assert.ok(Date.now() - started >= 100, 'the burst outlasted the give-up time several times over');
+    });
+
+    it('does not time out calls that wait in the server’s own queue behind slow but answering calls', async () => {
+      // A server that runs one call at a time, 20 ms each, in the order
+      // they arrive: three calls out at once, a 30 ms give-up.
+      const queue: (() => void)[] = [];
+      let busy = false;
+      const runNext = (): void => {
+        const next = queue.shift();
+        if (next === undefined) {
+          busy = false;
+          return;
+        }
+        busy = true;
+        setTimeout(() => {
+          next();
+          runNext();
+        }, 20);
+      };
+      const batcher = new TickBatcher<Item, string>({
+        send: (items) =>
+          new Promise<string[]>((resolve) => {
+            queue.push(() => resolve(items.map((item) => `ok:${item.value}`)));
+            if (!busy) runNext();
+          }),
+        groupOf: () => 0,
+        maxBatch: 1,
+        maxInFlight: 3,
+        timeoutMs: 30,
+      });
+      const heard = listener();
+      for (let i = 0; i < 6; i++) batcher.submit({ group: 0, value: `v${i}` }, heard.onResult, heard.onError, i);
+      await until(() => heard.results.length + heard.errors.length === 6);
+      assert.deepEqual(heard.errors, []);
+      assert.deepEqual(heard.results.map((r) => r.result), ['ok:v0', 'ok:v1', 'ok:v2', 'ok:v3', 'ok:v4', 'ok:v5']);
+    });
+
+    it('fails a call the server does not answer with a TimeoutError naming the cause, and every call waiting unsent with it', async () => {
+      const { batcher, calls } = fakeBatcher({ hold: true, maxBatch: 1, maxInFlight: 1, timeoutMs: 30, cause: () => 'connect ECONNREFUSED 127.0.0.1:6390' });
+      const heard = listener();
+      const started = Date.now();
+      for (const value of ['a', 'b', 'c']) batcher.submit({ group: 0, value }, heard.onResult, heard.onError, value);
+      await until(() => heard.errors.length === 3);
+      assert.ok(Date.now() - started < 1000);
+      assert.equal(calls.length, 1, 'the waiting calls were never sent');
+      assert.deepEqual(heard.errors.map((e) => e.context).sort(), ['a', 'b', 'c']);
+      for (const { error } of heard.errors) {
+        assert.ok(error instanceof TimeoutError);
+        assert.match(error.message, /did not answer within 30 ms \(connect ECONNREFUSED 127\.0\.0\.1:6390\)/);
+      }
+      assert.deepEqual(heard.results, []);
+      assert.equal(batcher.pending, 0);
+    });
+
+    it('ignores an answer that comes after the timeout: each request is told once, and the batcher goes on', async () => {
+      const { batcher, calls, held } = fakeBatcher({ hold: true, maxBatch: 10, maxInFlight: 1, timeoutMs: 30 });
+      const heard = listener();
+      batcher.submit({ group: 0, value: 'slow' }, heard.onResult, heard.onError, 'slow');
+      batcher.submit({ group: 0, value: 'slower' }, heard.onResult, heard.onError, 'slower');
+      await until(() => heard.errors.length === 2);
+      const uncaught: unknown[] = [];
+      const onUncaught = (error: unknown): void => {
+        uncaught.push(error);
+      };
+      process.on('uncaughtException', onUncaught);
+      try {
+        held[0]?.resolve(['too late', 'too late']);
+        await turn();
+        await turn();
+      } finally {
+        process.removeListener('uncaughtException', onUncaught);
+      }
+      assert.deepEqual(heard.results, [], 'the late answer reached nobody');
+      assert.equal(heard.errors.length, 2, 'each request was told once, of the timeout');
+      assert.ok(heard.errors.every((e) => e.error instanceof TimeoutError));
+      assert.deepEqual(uncaught, []);
+      assert.equal(batcher.pending, 0);
+      // The call's place in flight was given back at the timeout: the next
+      // request is sent and answered, and only it.
+      batcher.submit({ group: 0, value: 'next' }, heard.onResult, heard.onError, 'next');
+      await until(() => calls.length === 2);
+      held[1]?.resolve(['ok:next']);
+      await until(() => heard.results.length === 1);
+      assert.deepEqual(heard.results, [{ result: 'ok:next', context: 'next' }]);
+      assert.equal(heard.errors.length, 2);
+    });
+
+    it('ignores a failure that comes after the timeout', async () => {
+      const { batcher, held } = fakeBatcher({ hold: true, timeoutMs: 30 });
+      const heard = listener();
+      batcher.submit({ group: 0, value: 'x' }, heard.onResult, heard.onError, 'x');
+      await until(() => heard.errors.length === 1);
+      held[0]?.reject(new Error('connection lost, later'));
+      await turn();
+      await turn();
+      assert.equal(heard.errors.length, 1);
+      assert.ok(heard.errors[0]?.error instanceof TimeoutError);
+      assert.deepEqual(heard.results, []);
+    });
+
+    describe('a timer that fires late after a long synchronous turn, while the reply waits unread', () => {
+      let server: Server;
+      let client: Socket;
+      // What the server does after writing its reply: hold the event loop.
+      let holdFor = 0;
+
+      before(async () => {
+        server = createServer((socket) => {
+          socket.on('data', (request: Buffer) => {
+            socket.write(request);
+            // The reply is on its way to the client's socket; this process
+            // now does a long synchronous job, as a busy flow does.
+            const until = Date.now() + holdFor;
+            while (Date.now() < until) {
+              // busy
+            }
+          });
+        });
+        await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+        const address = server.address();
+        if (address === null || typeof address === 'string') throw new Error('no port');
+        client = connect({ host: '127.0.0.1', port: address.port });
+        client.setNoDelay(true);
+        await new Promise<void>((resolve) => client.once('connect', () => resolve()));
+      });
+
+      after(async () => {
+        client.destroy();
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+      });
+
+      /** A batcher whose calls go over the loopback socket; each reply answers the call. */
+      function socketBatcher(timeoutMs: number): TickBatcher<Item, string> {
+        return new TickBatcher<Item, string>({
+          send: (items) =>
+            new Promise<string[]>((resolve) => {
+              client.once('data', () => resolve(items.map((item) => `ok:${item.value}`)));
+              client.write('x');
+            }),
+          groupOf: () => 0,
+          maxBatch: 100,
+          timeoutMs,
+        });
+      }
+
+      for (const [name, late] of [
+        ['a little late', 0.2],
+        ['far past its deadline', 3],
+      ] as const) {
+        it(`is not a timeout when it fires ${name}`, async () => {
+          const timeoutMs = 50;
+          holdFor = timeoutMs * (1 + late);
+          const batcher = socketBatcher(timeoutMs);
+          const heard = listener();
+          batcher.submit({ group: 0, value: 'answered' }, heard.onResult, heard.onError, 'answered');
+          await until(() => heard.results.length + heard.errors.length === 1, 5000);
+          assert.deepEqual(heard.errors.map((e) => String(e.error)), []);
+          assert.deepEqual(heard.results, [{ result: 'ok:answered', context: 'answered' }]);
+        });
+      }
+    });
+  });
+
+  describe('failures', () => {
+    it('fails every request of a call that fails, and only those', async () => {
+      const batcher = new TickBatcher<Item, string>({
+        send: (items) => (items[0]?.value === 'bad' ? Promise.reject(new Error('NOSCRIPT and worse')) : Promise.resolve(items.map(() => 'fine'))),
+        groupOf: (item) => item.group,
+        maxBatch: 100,
+        timeoutMs: 1000,
+      });
+      const heard = listener();
+      batcher.submit({ group: 1, value: 'bad' }, heard.onResult, heard.onError, 'bad-1');
+      batcher.submit({ group: 1, value: 'also in the bad call' }, heard.onResult, heard.onError, 'bad-2');
+      batcher.submit({ group: 2, value: 'good' }, heard.onResult, heard.onError, 'good');
+      await until(() => heard.results.length + heard.errors.length === 3);
+      assert.deepEqual(heard.results, [{ result: 'fine', context: 'good' }]);
+      assert.deepEqual(heard.errors.map((e) => [e.context, (e.error as Error).message]), [
+        ['bad-1', 'NOSCRIPT and worse'],
+        ['bad-2', 'NOSCRIPT and worse'],
+      ]);
+    });
+
+    it('fails every request when the server answers with the wrong number of results', async () => {
+      const batcher = new TickBatcher<Item, string>({ send: () => Promise.resolve(['only one']), groupOf: () => 0, maxBatch: 100, timeoutMs: 1000 });
+      const heard = listener();
+      batcher.submit({ group: 0, value: 'a' }, heard.onResult, heard.onError, 'a');
+      batcher.submit({ group: 0, value: 'b' }, heard.onResult, heard.onError, 'b');
+      await until(() => heard.errors.length === 2);
+      for (const { error } of heard.errors) assert.match(String(error), /expected 2 results from Redis, got 1/);
+      assert.deepEqual(heard.results, []);
+    });
+
+    it('fails the call when send throws synchronously', async () => {
+      const batcher = new TickBatcher<Item, string>({
+        send: () => {
+          throw new Error('not connected');
         },
-        'ctx',
-      );
+        groupOf: () => 0,
+        maxBatch: 100,
+        timeoutMs: 1000,
+      });
+      const heard = listener();
+      batcher.submit({ group: 0, value: 'a' }, heard.onResult, heard.onError, 'a');
+      await until(() => heard.errors.length === 1);
+      assert.equal((heard.errors[0]?.error as Error).message, 'not connected');
+      assert.equal(batcher.pending, 0);
     });
-    release(['too late']);
-    await new Promise((resolve) => setImmediate(resolve));
-    assert.equal(heard.length, 2);
-    assert.ok(heard[0] instanceof TimeoutError);
-    assert.equal(heard[1], 'ctx');
+
+    it('names the connection’s last error instead of ioredis’ own words for a command it could not send', async () => {
+      const batcher = new TickBatcher<Item, string>({
+        send: (items) => Promise.reject(new Error(items[0]?.value === 'ioredis' ? 'Reached the max retries per request limit (which is 1).' : 'ERR wrong number of arguments')),
+        groupOf: (item) => item.group,
+        maxBatch: 100,
+        timeoutMs: 1000,
+        cause: () => 'connect ECONNREFUSED 127.0.0.1:6390',
+      });
+      const heard = listener();
+      batcher.submit({ group: 1, value: 'ioredis' }, heard.onResult, heard.onError, 'ioredis');
+      batcher.submit({ group: 2, value: 'server' }, heard.onResult, heard.onError, 'server');
+      await until(() => heard.errors.length === 2);
+      const byContext = new Map(heard.errors.map((e) => [e.context, e.error as Error]));
+      assert.equal(byContext.get('ioredis')?.message, 'Redis is unreachable: connect ECONNREFUSED 127.0.0.1:6390');
+      assert.match(String((byContext.get('ioredis')?.cause as Error).message), /max retries per request/);
+      assert.equal(byContext.get('server')?.message, 'ERR wrong number of arguments', 'a server error is shown as it is');
+    });
+
+    it('answers the other requests of a call when one callback throws, and raises that error on its own', async () => {
+      const { batcher } = fakeBatcher();
+      const heard = listener();
+      const uncaught: unknown[] = [];
+      // Mocha's own handler would fail the test; this test expects the error.
+      const mochaHandlers = process.listeners('uncaughtException');
+      process.removeAllListeners('uncaughtException');
+      process.on('uncaughtException', (error) => uncaught.push(error));
+      try {
+        batcher.submit({ group: 0, value: 'a' }, heard.onResult, heard.onError, 'a');
+        batcher.submit(
+          { group: 0, value: 'b' },
+          () => {
+            throw new Error('a flow bug');
+          },
+          heard.onError,
+          'b',
+        );
+        batcher.submit({ group: 0, value: 'c' }, heard.onResult, heard.onError, 'c');
+        await until(() => heard.results.length === 2 && uncaught.length === 1);
+      } finally {
+        process.removeAllListeners('uncaughtException');
+        for (const handler of mochaHandlers) process.on('uncaughtException', handler);
+      }
+      assert.deepEqual(heard.results.map((r) => r.context), ['a', 'c']);
+      assert.equal((uncaught[0] as Error).message, 'a flow bug');
+      assert.deepEqual(heard.errors, []);
+    });
+  });
+
+  describe('abandon()', () => {
+    it('answers every request out, waiting or still open with the error, and ignores the answers that come later', async () => {
+      const { batcher, calls, held } = fakeBatcher({ hold: true, maxBatch: 2, maxInFlight: 1 });
+      const heard = listener();
+      // a+b: a full call, out at once; c+d: a full call, waiting; e: open.
+      for (const value of ['a', 'b', 'c', 'd', 'e']) batcher.submit({ group: 0, value }, heard.onResult, heard.onError, value);
+      assert.deepEqual(values(calls), [['a', 'b']]);
+      const closing = new Error('the node is closing');
+      batcher.abandon(closing);
+      assert.deepEqual(heard.errors.map((e) => e.context), ['a', 'b', 'c', 'd', 'e']);
+      assert.ok(heard.errors.every((e) => e.error === closing));
+      assert.equal(batcher.pending, 0);
+      held[0]?.resolve(['late', 'late']);
+      await turn();
+      await turn();
+      assert.deepEqual(heard.results, []);
+      assert.equal(heard.errors.length, 5);
+      assert.deepEqual(values(calls), [['a', 'b']], 'nothing abandoned is sent afterwards');
+    });
   });
 });
 
-describe('redis/call-token nextCallToken', () => {
-  it('is unique per call and has no dot (the scripts append .<index>)', () => {
-    const tokens = new Set<string>();
+describe('redis/call-token nextToken', () => {
+  it('is unique per call, a whole number below 2^48 (exact in Lua and in the saved state)', () => {
+    const tokens = new Set<number>();
     for (let i = 0; i < 10_000; i++) {
-      const token = nextCallToken();
-      assert.doesNotMatch(token, /\./);
+      const token = nextToken();
+      assert.ok(Number.isSafeInteger(token) && token > 0 && token < 2 ** 48, String(token));
       tokens.add(token);
     }
     assert.equal(tokens.size, 10_000);
