@@ -1,32 +1,181 @@
--- Reconnect dedup: claim idempotency keys, first write wins.
+-- Reconnect dedup: claim, confirm and release idempotency keys, first write
+-- wins, as one unit that no other client can interleave.
 --
--- KEYS[i]  the seen-set entry of reading i. All keys of one call share a
---          hash tag (the device id), so one burst from one device is one
---          round trip and the script runs unchanged on Redis Cluster.
--- ARGV[1]  ttlSeconds
--- ARGV[2]  a token unique to this call. Each claim stores token.i; if the
---          client resends the call after a dropped connection, a key that
---          already holds this call's own token.i was claimed by this very
---          reading, and is reported as admitted again rather than as a
---          duplicate of itself. A replay later in the same burst carries a
---          different i, so it is still a duplicate.
+-- The loader (src/redis/scripts.ts) puts one line before this text:
+-- `local CLAIM, LEASE_EXPIRED, SETTLE = {...}, 16, {...}`, the codes of
+-- src/core/seen-codes.ts, so that both sides name them. The logic is
+-- BoundedSeenSet of src/core/seen-set.ts; the contract suite holds the two
+-- to the same answers.
 --
--- Returns 1 (admitted) or 0 (duplicate) per key, in order.
+-- KEYS[1]    the epoch key of this call's hash slot (see "Resets").
+-- KEYS[2..]  seen-set entries and group epoch keys, as the operations name
+--            them. All keys of one call share a hash slot (the device id, or
+--            the key itself, is a hash tag), so one burst from one device is
+--            one call and the script runs unchanged on Redis Cluster.
+-- ARGV[1]    '<dI4dBI6': the Node-RED host's clock in epoch ms, ttlSeconds,
+--            leaseMs, 1 when a claim holds its key pending (confirm mode),
+--            and 48 random bits naming this call.
+-- ARGV[2]    the operations, 11 bytes each, '<BI2I2I6': the operation
+--            (1 claim, 2 confirm, 3 release, 4 reset a group, 5 reset
+--            every key), the KEYS index of its entry (for a group reset:
+--            of the group's epoch key), the KEYS index of the entry's group
+--            epoch key, and the 48-bit token of the message it is for.
 --
--- SET NX EX is one command: the key can never exist without its TTL, which
--- SETNX followed by EXPIRE would allow if the client died in between.
+-- Reply: one integer per operation: a CLAIM code (plus LEASE_EXPIRED when
+-- the claim took over a pending key whose lease had run out), a SETTLE code,
+-- or 0 for a reset.
+--
+-- AN ENTRY is a string: '<I2I2BI6' (slot epoch and group epoch, each mod
+-- 65536, it was written in; its state: 0 seen, 1 pending, 2 released; the
+-- token that holds it), plus, when pending, the lease's deadline as a double
+-- (epoch ms). It is written with SET ... PX: the TTL when seen, the longer
+-- of TTL and lease when pending, one lease when released (kept only so
+-- that a repeated release is recognised). One SET: the key never exists
+-- without its expiry, which SETNX followed by EXPIRE would allow if the
+-- client died in between.
+--
+-- Tokens. A token is made from the node, the message's _msgid and the keys
+-- it carries. A claim by the same token is the same message again (ioredis
+-- resending a call whose reply was lost, or a Catch flow retrying the
+-- message): it is admitted again as 'replayed', never counted as a
+-- duplicate of itself. Confirm and release act only when the entry still
+-- holds their token, so a late confirm can never confirm another worker's
+-- newer claim; both are safe to repeat. A seen (confirmed) key is kept, not
+-- released.
+--
+-- Resets. Epoch keys hold '<I4I6': a counter and the call that last raised
+-- it. An entry written in another epoch reads as absent. "Reset every key"
+-- raises the slot's counter (it never expires; on a Cluster the client sends
+-- the reset to every slot); "reset a group" raises the group's, kept as
+-- long as any entry of its group may live. Either is O(1) on the server
+-- however many keys exist, atomic with respect to every claim, and never
+-- loses an entry written after it. A resent call raises a counter once.
 
-local ttl = ARGV[1]
-local token = ARGV[2]
-local out = {}
-for i, key in ipairs(KEYS) do
-  local id = token .. '.' .. i
-  if redis.call('SET', key, id, 'NX', 'EX', ttl) then
-    out[i] = 1
-  elseif redis.call('GET', key) == id then
-    out[i] = 1
+local now, ttl, lease, pending_mode, call = struct.unpack('<dI4dBI6', ARGV[1])
+local ops = ARGV[2]
+
+local CLAIM_OP, CONFIRM_OP, RELEASE_OP, RESET_GROUP, RESET_ALL = 1, 2, 3, 4, 5
+local SEEN, PENDING, RELEASED = 0, 1, 2
+local OP, OP_BYTES = '<BI2I2I6', 11
+local ENTRY, ENTRY_BYTES, DEADLINE = '<I2I2BI6', 11, '<d'
+local EPOCH = '<I4I6'
+local ttl_ms = ttl * 1000
+local pending_ms = math.max(ttl_ms, lease)
+
+if #ops % OP_BYTES ~= 0 then
+  return redis.error_reply('seen-set: ' .. #ops .. ' bytes of operations are not whole operations')
+end
+
+-- An epoch: { count, call } of an epoch key, read once per call.
+local epochs = {}
+local function epoch_of(key)
+  local e = epochs[key]
+  if not e then
+    e = { count = 0, call = -1 }
+    local raw = redis.call('GET', key)
+    if raw and #raw == 10 then e.count, e.call = struct.unpack(EPOCH, raw) end
+    epochs[key] = e
+  end
+  return e
+end
+
+local function raise(key, px)
+  local e = epoch_of(key)
+  if e.call == call then return end
+  e.count, e.call = e.count + 1, call
+  if px then
+    redis.call('SET', key, struct.pack(EPOCH, e.count, call), 'PX', px)
   else
+    redis.call('SET', key, struct.pack(EPOCH, e.count, call))
+  end
+end
+
+local slot_epoch = KEYS[1]
+local refreshed = {}
+
+-- The live entry of a key: state, token, deadline; nil when absent or of another epoch.
+local function read_entry(key, group_key)
+  local raw = redis.call('GET', key)
+  if not raw or #raw < ENTRY_BYTES then return nil end
+  local e_slot, e_group, state, token, pos = struct.unpack(ENTRY, raw)
+  if e_slot ~= epoch_of(slot_epoch).count % 65536 or e_group ~= epoch_of(group_key).count % 65536 then return nil end
+  local deadline = 0
+  if state == PENDING and #raw >= ENTRY_BYTES + 8 then deadline = struct.unpack(DEADLINE, raw, pos) end
+  return state, token, deadline
+end
+
+local function write_entry(key, group_key, state, token)
+  local group = epoch_of(group_key)
+  local value = struct.pack(ENTRY, epoch_of(slot_epoch).count % 65536, group.count % 65536, state, token)
+  local px = ttl_ms
+  if state == PENDING then
+    value = value .. struct.pack(DEADLINE, now + lease)
+    px = pending_ms
+  elseif state == RELEASED then
+    px = lease
+  end
+  redis.call('SET', key, value, 'PX', px)
+  -- A group epoch must outlive every entry written in it: were it to expire
+  -- first, the group's counter would restart and old entries read as live.
+  if group.count > 0 and not refreshed[group_key] then
+    refreshed[group_key] = true
+    redis.call('PEXPIRE', group_key, pending_ms)
+  end
+end
+
+local function claim(key, group_key, token)
+  local state, holder, deadline = read_entry(key, group_key)
+  local flags = 0
+  if state then
+    if holder == token and state ~= RELEASED then
+      -- The same message again; a pending one is being delivered again and gets a new lease.
+      if state == PENDING then write_entry(key, group_key, PENDING, token) end
+      return CLAIM.replayed
+    end
+    if state == SEEN then return CLAIM.duplicate end
+    if state == PENDING and deadline > now then return CLAIM.inFlight end
+    if state == PENDING then flags = LEASE_EXPIRED end
+  end
+  if pending_mode == 1 then
+    write_entry(key, group_key, PENDING, token)
+  else
+    write_entry(key, group_key, SEEN, token)
+  end
+  return CLAIM.admitted + flags
+end
+
+local function settle(op, key, group_key, token)
+  local state, holder, deadline = read_entry(key, group_key)
+  if not state or holder ~= token then return SETTLE.notHeld end
+  if state == RELEASED then
+    if op == RELEASE_OP then return SETTLE.settled end
+    return SETTLE.notHeld
+  end
+  -- A confirmed delivery is never undone: a seen key is not released.
+  if state == SEEN and op == RELEASE_OP then return SETTLE.kept end
+  local late = state == PENDING and deadline <= now
+  if op == CONFIRM_OP and state == PENDING then write_entry(key, group_key, SEEN, token) end
+  if op == RELEASE_OP then write_entry(key, group_key, RELEASED, token) end
+  if late then return SETTLE.lateSettled end
+  return SETTLE.settled
+end
+
+local out = {}
+for i = 1, #ops / OP_BYTES do
+  local op, key_index, group_index, token = struct.unpack(OP, ops, (i - 1) * OP_BYTES + 1)
+  local key, group_key = KEYS[key_index], KEYS[group_index]
+  if op == CLAIM_OP then
+    out[i] = claim(key, group_key, token)
+  elseif op == CONFIRM_OP or op == RELEASE_OP then
+    out[i] = settle(op, key, group_key, token)
+  elseif op == RESET_GROUP then
+    raise(key, pending_ms)
     out[i] = 0
+  elseif op == RESET_ALL then
+    raise(slot_epoch, nil)
+    out[i] = 0
+  else
+    return redis.error_reply('seen-set: unknown operation ' .. op)
   end
 end
 return out

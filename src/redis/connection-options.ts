@@ -1,10 +1,10 @@
-import type { ClusterOptions, RedisOptions } from 'ioredis';
-
 /**
  * What a dedup-redis config node says about its server, and how that maps to
  * ioredis. Pure, so the mapping is tested without a server; adding a mode is
  * one more branch here and one more field group in the editor.
  */
+import type { ClusterOptions, RedisOptions } from 'ioredis';
+
 export type RedisMode = 'standalone' | 'sentinel' | 'cluster';
 
 export interface RedisConnectionSettings {
@@ -64,9 +64,11 @@ function commonOptions(s: RedisConnectionSettings): RedisOptions {
   return {
     connectionName: 'node-red-dedup',
     // Fail a command after one reconnect attempt instead of twenty, so that
-    // the node's failure policy (admit or error) applies within timeoutMs.
+    // the node's failure policy (admit or error) applies soon. No
+    // commandTimeout: its clock would start while a command still waits
+    // behind others on the socket; the stores' batcher keeps the give-up
+    // clock itself, from the moment a call is sent (src/redis/tick-batcher).
     maxRetriesPerRequest: 1,
-    commandTimeout: s.timeoutMs,
     connectTimeout: Math.max(s.timeoutMs, 1000),
     retryStrategy: reconnectDelay,
     ...(s.username ? { username: s.username } : {}),

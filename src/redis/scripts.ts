@@ -1,21 +1,24 @@
+/**
+ * The Lua scripts, registered on a client with ioredis' defineCommand. On
+ * each connection ioredis sends a script's text with EVAL the first time
+ * and EVALSHA after that; a NOSCRIPT reply (after SCRIPT FLUSH, a restart or
+ * a failover) sends the text again. Both orders are the order of the calls,
+ * so scripts keep their order on a connection (which is why resets travel
+ * as script calls too: a plain command sent between two script calls could
+ * overtake a call resent after NOSCRIPT).
+ */
 import { readFileSync } from 'fs';
 import { join } from 'path';
 import type { Cluster, Redis, Result } from 'ioredis';
+import { CLAIM, LEASE_EXPIRED, SETTLE } from '../core/seen-codes';
+import { WINDOW_REASONS } from '../core/window-reasons';
 
-/**
- * The Lua scripts, registered on a client with ioredis' defineCommand: it
- * sends EVALSHA and falls back to EVAL on NOSCRIPT, so the scripts survive
- * SCRIPT FLUSH, a Redis restart and a Sentinel failover without our help.
- */
 declare module 'ioredis' {
   interface RedisCommander<Context> {
-    /**
-     * See lua/sliding-window.lua for the argument layout. The reply is
-     * binary: use this Buffer form (ioredis flattens array arguments).
-     */
+    /** See lua/sliding-window.lua; the reply is binary, hence the Buffer form. */
     dedupSlidingWindowBuffer(numKeys: number, ...keysAndArgs: (string | Buffer | string[])[]): Result<Buffer, Context>;
-    /** See lua/seen-set.lua for the argument layout. */
-    dedupSeenSet(numKeys: number, ...keysAndArgs: string[]): Result<number[], Context>;
+    /** See lua/seen-set.lua. */
+    dedupSeenSet(numKeys: number, ...keysAndArgs: (string | Buffer | string[])[]): Result<number[], Context>;
   }
 }
 
@@ -29,18 +32,37 @@ const SCRIPTS = {
   dedupSeenSet: 'seen-set.lua',
 } as const;
 
-let sources: Record<keyof typeof SCRIPTS, string> | undefined;
+export type ScriptName = keyof typeof SCRIPTS;
 
-export function scriptSource(name: keyof typeof SCRIPTS): string {
-  sources ??= {
-    dedupSlidingWindow: readFileSync(join(LUA_DIR, SCRIPTS.dedupSlidingWindow), 'utf8'),
-    dedupSeenSet: readFileSync(join(LUA_DIR, SCRIPTS.dedupSeenSet), 'utf8'),
-  };
-  return sources[name];
+/** A Lua table constructor of names and numbers: `{ first = 2, late = 4 }`. */
+function luaTable(entries: Record<string, number>): string {
+  return `{ ${Object.entries(entries).map(([name, code]) => `${name} = ${code}`).join(', ')} }`;
+}
+
+/** The line that names the codes a script replies with, from the TypeScript tables. */
+function prelude(name: ScriptName): string {
+  if (name === 'dedupSlidingWindow') {
+    const codes: Record<string, number> = {};
+    for (const [reason, { code }] of Object.entries(WINDOW_REASONS)) codes[reason] = code;
+    return `local REASON = ${luaTable(codes)}\n`;
+  }
+  return `local CLAIM, LEASE_EXPIRED, SETTLE = ${luaTable(CLAIM)}, ${LEASE_EXPIRED}, ${luaTable(SETTLE)}\n`;
+}
+
+const sources = new Map<ScriptName, string>();
+
+/** A script's full text, as Redis runs it: the prelude and the file. */
+export function scriptSource(name: ScriptName): string {
+  let source = sources.get(name);
+  if (source === undefined) {
+    source = prelude(name) + readFileSync(join(LUA_DIR, SCRIPTS[name]), 'utf8');
+    sources.set(name, source);
+  }
+  return source;
 }
 
 export function defineDedupScripts(client: RedisClient): void {
-  for (const name of Object.keys(SCRIPTS) as (keyof typeof SCRIPTS)[]) {
+  for (const name of Object.keys(SCRIPTS) as ScriptName[]) {
     // numberOfKeys is left out: each call passes it first, as batches vary.
     client.defineCommand(name, { lua: scriptSource(name) });
   }

@@ -1,13 +1,13 @@
-import Redis, { Cluster } from 'ioredis';
-import { planClient, type RedisConnectionSettings } from './connection-options';
-import { defineDedupScripts, type RedisClient } from './scripts';
-
 /**
  * One Redis client shared by every dedup node that uses the same config
  * node, in the way Node-RED's MQTT broker node shares its client: connected
  * when the first user registers, closed when the last one leaves, and its
  * state pushed to every user so each can show it in its status.
  */
+import Redis, { Cluster } from 'ioredis';
+import { planClient, type ClientPlan, type RedisConnectionSettings } from './connection-options';
+import { defineDedupScripts, type RedisClient } from './scripts';
+
 export type ConnectionState = 'connecting' | 'ready' | 'reconnecting' | 'closed';
 
 export interface ConnectionEvent {
@@ -18,7 +18,7 @@ export interface ConnectionEvent {
 
 export type ConnectionListener = (event: ConnectionEvent) => void;
 
-/** How long closing waits for QUIT before it drops the socket. */
+/** How long closing waits for QUIT before it drops the socket (see node-red/close-times). */
 const QUIT_GRACE_MS = 1000;
 
 export class SharedConnection {
@@ -27,8 +27,12 @@ export class SharedConnection {
   private event: ConnectionEvent = { state: 'closed' };
   private closing: Promise<void> | undefined;
   private idleWaiters: (() => void)[] = [];
+  /** Checked when the config node starts, so a bad setting is reported there, and never when a user registers. */
+  private readonly plan: ClientPlan;
 
-  constructor(readonly settings: RedisConnectionSettings) {}
+  constructor(readonly settings: RedisConnectionSettings) {
+    this.plan = planClient(settings);
+  }
 
   get keyPrefix(): string {
     return this.settings.keyPrefix;
@@ -42,17 +46,31 @@ export class SharedConnection {
     return this.users.size;
   }
 
+  get state(): ConnectionEvent {
+    return this.event;
+  }
+
+  /**
+   * What is wrong with the connection, in the words of the error Redis or
+   * the network gave ("connect ECONNREFUSED 127.0.0.1:6390", "WRONGPASS
+   * ..."), while it is not ready; undefined when it is.
+   */
+  cause(): string | undefined {
+    if (this.event.state === 'ready') return undefined;
+    return this.event.error?.message ?? `not connected yet (${this.event.state})`;
+  }
+
   /** Registers a user and returns the client, connecting on the first user. */
   register(userId: string, listener: ConnectionListener): RedisClient {
+    this.client ??= this.connect();
     this.users.set(userId, listener);
     listener(this.event);
-    this.client ??= this.connect();
     return this.client;
   }
 
   /** Removes a user; the last one out closes the connection. */
   async deregister(userId: string): Promise<void> {
-    this.users.delete(userId);
+    if (!this.users.delete(userId)) return;
     if (this.users.size === 0) {
       for (const wake of this.idleWaiters.splice(0)) wake();
       await this.close();
@@ -88,7 +106,7 @@ export class SharedConnection {
   }
 
   private connect(): RedisClient {
-    const plan = planClient(this.settings);
+    const plan = this.plan;
     const client: RedisClient =
       plan.kind === 'cluster'
         ? new Cluster(plan.nodes, plan.options)

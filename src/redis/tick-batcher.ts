@@ -4,29 +4,48 @@
  * delivers a burst of messages in one turn, and the client time saved per
  * message is most of the cost of a Redis-backed decision.
  *
- * Requests are grouped (by Cluster slot, or all together on one server) and
- * kept in arrival order within a group, so the pings of one asset are
- * decided in the order they came. Each call has a deadline: when it passes,
- * every request in the call fails with a TimeoutError, so no message waits
- * on Redis for longer than the deadline.
+ * Order. Requests are grouped (by Cluster slot, or all together on one
+ * server) and kept in arrival order within a group; the calls of a group
+ * are sent in order, and the scripts run in the order they arrive on the
+ * connection. Resets travel through the same queue as decisions, which is
+ * what puts a msg.reset exactly between the messages before and after it.
  *
- * Per request the batcher allocates only the promise it hands out, and
- * with submitWith() not even that: items, their callbacks and contexts wait
- * in parallel arrays rather than in an object each, and the promise
- * executor is one shared function rather than a closure per request. With a
- * burst of 200,000 messages in flight, every object per message is garbage
- * the collector has to walk while the burst is still alive (profiled with
- * npm run bench).
+ * The give-up clock. At most maxInFlight calls are out at Redis at once;
+ * the rest wait here, unsent, with no clock running. Of the calls out, only
+ * the oldest one's clock runs, from when it was sent or from Redis' last
+ * answer, whichever is later: the calls behind it wait in Redis' queue for
+ * it, not on Redis. So the clock measures Redis not answering, not the
+ * length of a burst nor the calls ahead in Redis' own queue: a message
+ * queued behind a healthy, busy Redis is decided however long the burst.
+ * When the deadline passes, the call is checked once more after the event
+ * loop has read its sockets (a long synchronous turn delays the timer and
+ * the reply alike; the reply may be waiting unread), and a timer that fired
+ * long after its deadline starts the clock again (such a turn held up the
+ * call's own writes too). Only then is the call failed with a TimeoutError,
+ * together with every call still waiting here, which would only wait behind
+ * a server that does not answer; the calls out after it fail as their own
+ * clocks, from when they were sent, run out.
+ *
+ * Per request nothing is allocated but the slot in the arrays of its call:
+ * items, callbacks and contexts wait in parallel arrays, and the callbacks
+ * are made once per node. With a burst of 200,000 messages in flight, every
+ * object per message is garbage the collector walks while the burst is
+ * still alive (profiled with npm run bench).
  */
 export class TimeoutError extends Error {
-  constructor(ms: number) {
-    super(`Redis did not answer within ${ms} ms`);
+  constructor(ms: number, cause?: string) {
+    super(`Redis did not answer within ${ms} ms${cause === undefined ? '' : ` (${cause})`}`);
     this.name = 'TimeoutError';
   }
 }
 
-/** A promise's resolve or reject, or a submitWith() callback: called with the answer and the request's context. */
-type Settle = (value: never, context: never) => void;
+export type OnResult<Result, C> = (result: Result, context: C) => void;
+export type OnError<C> = (error: unknown, context: C) => void;
+
+// The callbacks of different requests have different context types; the
+// queue holds them type-erased and hands each its own context back.
+type AnyResult = (result: unknown, context: unknown) => void;
+type AnyError = (error: unknown, context: unknown) => void;
 
 export interface BatcherOptions<Item, Result> {
   /** Sends one call for items of one group; resolves with one result per item, in order. */
@@ -35,66 +54,79 @@ export interface BatcherOptions<Item, Result> {
   groupOf: (item: Item) => number;
   maxBatch: number;
   timeoutMs: number;
+  /** Calls out at Redis at once; more wait here, unsent, with no clock running. */
+  maxInFlight?: number;
+  /** The connection's latest error, named in a TimeoutError ("connect ECONNREFUSED ..."). */
+  cause?: () => string | undefined;
 }
 
-/** The requests of one group waiting for the next flush, index for index. */
-class Waiting<Item> {
-  readonly items: Item[] = [];
-  readonly resolves: Settle[] = [];
-  readonly rejects: Settle[] = [];
+const DEFAULT_MAX_IN_FLIGHT = 8;
+
+/** ioredis' errors for a command that never reached a working connection. */
+const CONNECTION_LEVEL = /MaxRetriesPerRequestError|max retries per request|Connection is closed|Stream isn't writeable|NOAUTH/i;
+
+/** One call: its items and their callbacks, index for index. */
+class Call<Item> {
+  items: Item[] = [];
+  readonly onResults: AnyResult[] = [];
+  readonly onErrors: AnyError[] = [];
   readonly contexts: unknown[] = [];
-}
-
-// The settle functions of the promise being created: `new Promise` runs its
-// executor synchronously, so submit() reads them straight after.
-let capturedResolve: Settle | undefined;
-let capturedReject: Settle | undefined;
-function capture(resolve: Settle, reject: Settle): void {
-  capturedResolve = resolve;
-  capturedReject = reject;
+  settled = false;
+  sentAt = 0;
+  /** Its clock was started again once, after a long turn here (never twice: a busy process must not keep a call waiting forever). */
+  restarted = false;
 }
 
 export class TickBatcher<Item, Result> {
-  private queue = new Map<number, Waiting<Item>>();
+  /** This turn's calls, one per group, still taking items. */
+  private open = new Map<number, Call<Item>>();
+  /** Closed calls, oldest first, waiting for a place in flight. */
+  private ready: Call<Item>[] = [];
+  private readyHead = 0;
+  private inFlight = 0;
+  /** The calls out at Redis, so that abandon() can answer them. */
+  private readonly sent = new Set<Call<Item>>();
+  /** The oldest call out at Redis, the one whose clock runs, and its timer. */
+  private head: Call<Item> | undefined;
+  private headTimer: NodeJS.Timeout | undefined;
+  /** When Redis last answered a call. */
+  private lastAnswer = 0;
   private scheduled = false;
+  private readonly maxInFlight: number;
   private readonly flushNow = (): void => this.flush();
 
-  constructor(private readonly options: BatcherOptions<Item, Result>) {}
+  constructor(private readonly options: BatcherOptions<Item, Result>) {
+    this.maxInFlight = options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT;
+  }
 
-  submit(item: Item): Promise<Result> {
-    const promise = new Promise<Result>(capture as (resolve: (value: Result) => void, reject: (reason?: unknown) => void) => void);
-    // A promise's settle functions ignore the second argument they are given.
-    this.enqueue(item, capturedResolve as Settle, capturedReject as Settle, undefined);
-    return promise;
+  /** Calls waiting or out at Redis; for tests and the close of a node. */
+  get pending(): number {
+    return this.inFlight + this.ready.length - this.readyHead + this.open.size;
   }
 
   /**
-   * submit() without a promise: calls onResult or onError, exactly once and
-   * never before submitWith() has returned, with the request's context, so
-   * that a caller needs no closure per request either.
+   * Queues one request. onResult or onError is called exactly once, never
+   * before submit() has returned, with the context given.
    */
-  submitWith<C>(item: Item, onResult: (result: Result, context: C) => void, onError: (error: unknown, context: C) => void, context: C): void {
-    this.enqueue(item, onResult as Settle, onError as Settle, context);
-  }
-
-  private enqueue(item: Item, resolve: Settle, reject: Settle, context: unknown): void {
+  submit<C>(item: Item, onResult: OnResult<Result, C>, onError: OnError<C>, context: C): void {
     const group = this.options.groupOf(item);
-    let waiting = this.queue.get(group);
-    if (waiting === undefined) {
-      waiting = new Waiting<Item>();
-      this.queue.set(group, waiting);
+    let call = this.open.get(group);
+    if (call === undefined) {
+      call = new Call<Item>();
+      this.open.set(group, call);
     }
-    waiting.items.push(item);
-    waiting.resolves.push(resolve);
-    waiting.rejects.push(reject);
-    waiting.contexts.push(context);
-    if (waiting.items.length >= this.options.maxBatch) {
-      // A full call goes out now rather than at the end of the tick, so that
+    call.items.push(item);
+    call.onResults.push(onResult as AnyResult);
+    call.onErrors.push(onError as AnyError);
+    call.contexts.push(context);
+    if (call.items.length >= this.options.maxBatch) {
+      // A full call goes out now rather than at the end of the turn, so that
       // Redis (on another core) works on it while the rest of a burst is
-      // still being read here. Later items of the group start a new call,
-      // sent after this one, so the order within the group holds.
-      this.queue.delete(group);
-      this.call(waiting.items, waiting.resolves, waiting.rejects, waiting.contexts);
+      // still being read here. Later items of the group open a new call,
+      // queued after this one, so the order within the group holds.
+      this.open.delete(group);
+      this.ready.push(call);
+      this.pump();
       return;
     }
     if (!this.scheduled) {
@@ -103,72 +135,156 @@ export class TickBatcher<Item, Result> {
     }
   }
 
-  private flush(): void {
-    this.scheduled = false;
-    const queue = this.queue;
-    this.queue = new Map();
-    const max = this.options.maxBatch;
-    for (const waiting of queue.values()) {
-      const { items, resolves, rejects, contexts } = waiting;
-      if (items.length <= max) {
-        this.call(items, resolves, rejects, contexts);
-        continue;
-      }
-      for (let start = 0; start < items.length; start += max) {
-        const end = start + max;
-        this.call(items.slice(start, end), resolves.slice(start, end), rejects.slice(start, end), contexts.slice(start, end));
-      }
+  /**
+   * Answers every request still waiting or out at Redis with the error (the
+   * node is closing); an answer that arrives later is ignored.
+   */
+  abandon(error: unknown): void {
+    this.failEverything(error, true);
+  }
+
+  /** Fails every call out at Redis, then every call waiting here (and this turn's, with `open`), oldest first. */
+  private failEverything(error: unknown, open: boolean): void {
+    const calls = [...this.sent, ...this.ready.slice(this.readyHead), ...(open ? this.open.values() : [])];
+    this.sent.clear();
+    this.stopClock();
+    this.ready = [];
+    this.readyHead = 0;
+    if (open) this.open = new Map();
+    this.inFlight = 0;
+    for (const call of calls) {
+      if (call.settled) continue;
+      call.settled = true;
+      answerAll(call, error);
     }
   }
 
-  private call(items: Item[], resolves: Settle[], rejects: Settle[], contexts: unknown[]): void {
-    let settled = false;
-    const rejectAll = (error: unknown): void => {
-      for (let i = 0; i < rejects.length; i++) answer(rejects[i] as Settle, error, contexts[i]);
-    };
-    const timer = setTimeout(() => {
-      settled = true;
-      rejectAll(new TimeoutError(this.options.timeoutMs));
-    }, this.options.timeoutMs);
+  private flush(): void {
+    this.scheduled = false;
+    for (const call of this.open.values()) this.ready.push(call);
+    this.open = new Map();
+    this.pump();
+  }
+
+  private pump(): void {
+    while (this.inFlight < this.maxInFlight && this.readyHead < this.ready.length) {
+      const call = this.ready[this.readyHead] as Call<Item>;
+      this.ready[this.readyHead++] = undefined as unknown as Call<Item>;
+      this.dispatch(call);
+    }
+    if (this.readyHead === this.ready.length) {
+      this.ready = [];
+      this.readyHead = 0;
+    }
+  }
+
+  private dispatch(call: Call<Item>): void {
+    this.inFlight++;
+    this.sent.add(call);
+    call.sentAt = Date.now();
+    this.startClock();
     let sent: Promise<Result[]>;
     try {
-      sent = this.options.send(items);
+      sent = this.options.send(call.items);
     } catch (error) {
       sent = Promise.reject(error);
     }
-    // Only the count is kept: the items themselves are not needed once sent.
-    const count = items.length;
+    // Only the count is kept: the items themselves are not needed here once
+    // sent (the array itself may still be read by send's own reply handler).
+    const count = call.items.length;
+    call.items = [];
     sent.then(
       (results) => {
-        clearTimeout(timer);
-        if (settled) return;
-        settled = true;
+        this.lastAnswer = Date.now();
         if (results.length !== count) {
-          rejectAll(new Error(`expected ${count} results from Redis, got ${results.length}`));
-          return;
+          this.finish(call, undefined, new Error(`expected ${count} results from Redis, got ${results.length}`));
+        } else {
+          this.finish(call, results, undefined);
         }
-        for (let i = 0; i < resolves.length; i++) answer(resolves[i] as Settle, results[i], contexts[i]);
       },
       (error: unknown) => {
-        clearTimeout(timer);
-        if (settled) return;
-        settled = true;
-        rejectAll(error);
+        this.finish(call, undefined, error);
       },
     );
   }
+
+  private finish(call: Call<Item>, results: Result[] | undefined, error: unknown): void {
+    if (call.settled) return;
+    call.settled = true;
+    this.inFlight--;
+    this.sent.delete(call);
+    if (call === this.head) this.stopClock();
+    if (results === undefined) answerAll(call, this.explain(error));
+    else for (let i = 0; i < call.onResults.length; i++) answer(call.onResults[i] as AnyResult, results[i], call.contexts[i]);
+    this.pump();
+    this.startClock();
+  }
+
+  /** Runs the clock of the oldest call out at Redis, unless it runs already. */
+  private startClock(): void {
+    if (this.head !== undefined) return;
+    const head = this.sent.values().next().value as Call<Item> | undefined;
+    if (head === undefined) return;
+    const timeoutMs = this.options.timeoutMs;
+    const deadline = Math.max(head.sentAt, this.lastAnswer) + timeoutMs;
+    this.head = head;
+    this.headTimer = setTimeout(() => {
+      if (!head.restarted && Date.now() - deadline > timeoutMs / 2) {
+        // The timer fired long after its deadline: this process was busy, which
+        // held up the call's writes and the reading of its reply alike.
+        head.restarted = true;
+        head.sentAt = Date.now();
+        this.stopClock();
+        this.startClock();
+        return;
+      }
+      // Look again once the event loop has read its sockets: a timer that
+      // fired late after a long turn must not fail a reply waiting unread.
+      setImmediate(() => {
+        if (head.settled || head !== this.head) return;
+        // Redis is not answering: every call out at it or waiting here fails
+        // now, oldest first, so the messages reach their Catch in the order
+        // they came.
+        // (This turn's new requests keep their own chance: they are not sent yet.)
+        this.failEverything(new TimeoutError(timeoutMs, this.options.cause?.()), false);
+      });
+    }, Math.max(0, deadline - Date.now()));
+  }
+
+  private stopClock(): void {
+    if (this.headTimer !== undefined) clearTimeout(this.headTimer);
+    this.headTimer = undefined;
+    this.head = undefined;
+  }
+
+  /**
+   * ioredis fails a command it could not send with its own words ("Reached
+   * the max retries per request limit", "Connection is closed"); the cause
+   * a user can act on is the connection's last error (ECONNREFUSED with the
+   * address, WRONGPASS, ENOTFOUND), so that is what the error says.
+   */
+  private explain(error: unknown): unknown {
+    const cause = this.options.cause?.();
+    if (cause === undefined || !(error instanceof Error) || !CONNECTION_LEVEL.test(`${error.name} ${error.message}`)) return error;
+    return new Error(`Redis is unreachable: ${cause}`, { cause: error });
+  }
+
+
+}
+
+function answerAll(call: Call<unknown>, error: unknown): void {
+  for (let i = 0; i < call.onErrors.length; i++) answer(call.onErrors[i] as AnyError, error, call.contexts[i]);
 }
 
 /**
- * Hands one request its answer. A promise's settle function never throws,
- * but a submitWith() callback may: the error is raised again on its own
- * (as an uncaught exception, much as a throwing promise reaction becomes an
- * unhandled rejection) so that the other requests of the call still get
- * their answers.
+ * Hands one request its answer. A callback that throws is raised again on
+ * its own (as an uncaught exception, much as a throwing promise reaction
+ * becomes an unhandled rejection) so that the other requests of the call
+ * still get their answers.
  */
-function answer(settle: Settle, value: unknown, context: unknown): void {
+function answer(callback: AnyResult | AnyError, value: unknown, context: unknown): void {
   try {
-    (settle as (value: unknown, context: unknown) => void)(value, context);
+    callback(value, context);
   } catch (error) {
     queueMicrotask(() => {
       throw error;

@@ -1,176 +1,230 @@
-import { decideWindow, type Ping, type WindowBaseline } from '../core/sliding-window';
-import { withCounts, type WindowOutcome, type WindowSettings, type WindowStore } from './types';
-
 /**
  * Window records in this Node-RED process: atomic because JavaScript runs one
- * handler at a time, lost on restart and not shared between instances.
+ * handler at a time; not shared between instances. Held by node id across
+ * redeploys and saved to the user directory across restarts (see
+ * node-red/memory-state and persist/).
  *
  * Bounded twice: a record expires ttlSeconds after its last admission, as the
- * Redis key does, and past maxAssets the record written longest ago goes.
- *
- * The records live in columns (typed arrays) indexed by a slot number, and a
- * Map gives each asset its slot. Measured with npm run bench at 100,000
- * assets: 134 bytes per asset this way against 205 with an object per record
- * (whose four doubles V8 boxes one by one), and an admission allocates
- * nothing, so a busy node spends less time collecting garbage.
- *
- * The slots are also chained in order of last write, oldest first, so both
- * bounds take the head of the chain in constant time. (The first entry of a
- * Map is not constant time to reach in V8: a deleted entry stays as a hole
- * until the table is rebuilt, and every new iterator steps over the holes
- * that earlier deletions left at the front.)
+ * Redis key does, and past maxAssets the record admitted longest ago goes.
+ * The records live in columns indexed by slot (see core/recency-index); a
+ * suppression changes only a count and leaves the record's place in the
+ * chain, as it leaves the Redis key's TTL.
  */
+import { baselineOf, decideWindow, type Ping, type WindowBaseline } from '../core/sliding-window';
+import { grown, RecencyIndex } from '../core/recency-index';
+import { withCounts, type Replies, type WindowOutcome, type WindowSettings, type WindowStore } from './types';
 
 export interface MemoryWindowSettings extends WindowSettings {
   maxAssets: number;
 }
 
-const NONE = -1;
-const FIRST_CAPACITY = 64;
+/** One record, as persisted and restored. */
+export interface WindowEntry extends WindowBaseline {
+  assetId: string;
+  expiresAt: number;
+  accepted: number;
+  suppressed: number;
+}
 
 export class MemoryWindowStore implements WindowStore {
-  private readonly slotOf = new Map<string, number>();
-  private readonly ttlMs: number;
-  // One entry per slot. accepted/suppressed are doubles, as JS counts are.
-  private assetIds: (string | undefined)[] = [];
+  private readonly index: RecencyIndex;
+  private settings: MemoryWindowSettings;
   private t = new Float64Array(0);
   private lat = new Float64Array(0);
   private lon = new Float64Array(0);
+  private heading = new Float64Array(0);
+  private accuracy = new Float64Array(0);
+  private events = new Float64Array(0);
   private expiresAt = new Float64Array(0);
   private accepted = new Float64Array(0);
   private suppressed = new Float64Array(0);
-  /** The chain in order of last write: the slot written before / after this one. */
-  private older = new Int32Array(0);
-  private newer = new Int32Array(0);
-  private oldest = NONE;
-  private newest = NONE;
-  /** Slots below `used` have been handed out; freed ones wait in `free`. */
-  private used = 0;
-  private free: number[] = [];
+  /** What entryView() fills. */
+  private readonly view = {} as WindowEntry;
   /** Handed to decideWindow, which reads it and keeps nothing. */
-  private readonly baseline: WindowBaseline = { t: 0, lat: 0, lon: 0 };
+  private readonly baseline: WindowBaseline = { t: 0, lat: 0, lon: 0, heading: NaN, accuracy: 0, events: 0 };
+  /** Told of every admission (a record written) and reset: the journal of the persisted state. */
+  onChange: ((assetId: string) => void) | undefined;
+  onClear: (() => void) | undefined;
 
   constructor(
-    private readonly settings: MemoryWindowSettings,
+    settings: MemoryWindowSettings,
     private readonly now: () => number = Date.now,
   ) {
-    this.ttlMs = settings.ttlSeconds * 1000;
+    this.settings = { ...settings };
+    this.index = new RecencyIndex(settings.maxAssets, (capacity) => {
+      this.t = grown(this.t, capacity);
+      this.lat = grown(this.lat, capacity);
+      this.lon = grown(this.lon, capacity);
+      this.heading = grown(this.heading, capacity);
+      this.accuracy = grown(this.accuracy, capacity);
+      this.events = grown(this.events, capacity);
+      this.expiresAt = grown(this.expiresAt, capacity);
+      this.accepted = grown(this.accepted, capacity);
+      this.suppressed = grown(this.suppressed, capacity);
+    });
   }
 
   get size(): number {
-    return this.slotOf.size;
+    return this.index.size;
   }
 
-  decide(ping: Ping): WindowOutcome {
+  get maxEntries(): number {
+    return this.settings.maxAssets;
+  }
+
+  /** New thresholds for the same records (a redeploy with changed options); the cap applies at once. */
+  reconfigure(settings: MemoryWindowSettings): void {
+    this.settings = { ...settings };
+    this.index.setMaxEntries(settings.maxAssets);
+    while (this.index.size > settings.maxAssets) this.index.remove(this.index.oldest);
+  }
+
+  decide<C>(ping: Ping, replies: Replies<WindowOutcome, C>, context: C): void {
+    replies.value(this.decideNow(ping), context);
+  }
+
+  reset<C>(assetId: string | undefined, replies: Replies<void, C>, context: C): void {
+    if (assetId === undefined) {
+      this.index.clear();
+      this.onClear?.();
+    } else {
+      const slot = this.index.slot(assetId);
+      if (slot !== undefined) {
+        this.index.remove(slot);
+        this.onChange?.(assetId);
+      }
+    }
+    replies.value(undefined, context);
+  }
+
+  /** The decision, returned: what decide() answers with. */
+  decideNow(ping: Ping): WindowOutcome {
     const now = this.now();
     this.expire(now);
-    const slot = this.slotOf.get(ping.assetId);
+    let slot = this.index.slot(ping.assetId);
+    // Expiry pops the oldest records only; after the TTL was shortened (a
+    // redeploy), a younger record can be past its TTL behind older ones.
+    if (slot !== undefined && (this.expiresAt[slot] as number) <= now) {
+      this.index.remove(slot);
+      slot = undefined;
+    }
     if (slot === undefined) {
-      const verdict = decideWindow(undefined, ping, this.settings);
-      this.insert(ping, now);
+      const verdict = decideWindow(undefined, ping, this.settings, now);
+      if (!verdict.admit) return withCounts(verdict, 0, 0);
+      // Making room first leaves the same records as adding and then dropping.
+      if (this.index.size >= this.settings.maxAssets) this.index.remove(this.index.oldest);
+      this.write(this.index.insert(ping.assetId), ping, now, 1, 0);
       return withCounts(verdict, 1, 0);
     }
     const baseline = this.baseline;
-    baseline.t = this.t[slot];
-    baseline.lat = this.lat[slot];
-    baseline.lon = this.lon[slot];
-    const verdict = decideWindow(baseline, ping, this.settings);
+    baseline.t = this.t[slot] as number;
+    baseline.lat = this.lat[slot] as number;
+    baseline.lon = this.lon[slot] as number;
+    baseline.heading = this.heading[slot] as number;
+    baseline.accuracy = this.accuracy[slot] as number;
+    baseline.events = this.events[slot] as number;
+    const verdict = decideWindow(baseline, ping, this.settings, now);
+    const accepted = this.accepted[slot] as number;
+    const suppressed = this.suppressed[slot] as number;
+    if (verdict.reason === 'replayed') return withCounts(verdict, accepted, suppressed);
     if (verdict.admit) {
-      this.t[slot] = ping.t;
-      this.lat[slot] = ping.lat;
-      this.lon[slot] = ping.lon;
-      this.expiresAt[slot] = now + this.ttlMs;
-      this.accepted[slot]++;
-      this.unlink(slot);
-      this.link(slot);
-    } else {
-      this.suppressed[slot]++;
+      this.write(slot, ping, now, accepted + 1, suppressed);
+      this.index.touch(slot);
+      return withCounts(verdict, accepted + 1, suppressed);
     }
-    return withCounts(verdict, this.accepted[slot], this.suppressed[slot]);
+    this.suppressed[slot] = suppressed + 1;
+    return withCounts(verdict, accepted, suppressed + 1);
   }
 
-  reset(assetId?: string): void {
-    if (assetId === undefined) {
-      this.slotOf.clear();
-      this.assetIds = [];
-      this.oldest = this.newest = NONE;
-      this.used = 0;
-      this.free = [];
-      this.resize(0);
+  /** The record of an asset; undefined when there is none. */
+  entry(assetId: string): WindowEntry | undefined {
+    const slot = this.index.slot(assetId);
+    return slot === undefined ? undefined : this.entryAt(slot, {} as WindowEntry);
+  }
+
+  /** entry(), filling one object reused from call to call: for the journal, which encodes it at once. */
+  entryView(assetId: string): WindowEntry | undefined {
+    const slot = this.index.slot(assetId);
+    return slot === undefined ? undefined : this.entryAt(slot, this.view);
+  }
+
+  /** Every asset, oldest admission first. */
+  keys(): string[] {
+    // Sized once: grown by push, a list of 100,000 keys was a GC pause of its own.
+    const keys = new Array<string>(this.index.size);
+    let at = 0;
+    for (let slot = this.index.oldest; slot !== -1; slot = this.index.next(slot)) keys[at++] = this.index.keyAt(slot);
+    return keys;
+  }
+
+  /** Forgets every asset, unannounced (a journal being replayed). */
+  clearAll(): void {
+    this.index.clear();
+  }
+
+  /** Puts back a persisted record as the newest (loading oldest first keeps the order); expired ones are skipped. */
+  restore(entry: WindowEntry, nowMs: number): void {
+    let slot = this.index.slot(entry.assetId);
+    if (entry.expiresAt <= nowMs) {
+      if (slot !== undefined) this.index.remove(slot);
       return;
     }
-    const slot = this.slotOf.get(assetId);
-    if (slot !== undefined) this.remove(slot);
+    if (slot === undefined) {
+      if (this.index.size >= this.settings.maxAssets) this.index.remove(this.index.oldest);
+      slot = this.index.insert(entry.assetId);
+    } else {
+      this.index.touch(slot);
+    }
+    this.t[slot] = entry.t;
+    this.lat[slot] = entry.lat;
+    this.lon[slot] = entry.lon;
+    this.heading[slot] = entry.heading;
+    this.accuracy[slot] = entry.accuracy;
+    this.events[slot] = entry.events;
+    this.expiresAt[slot] = entry.expiresAt;
+    this.accepted[slot] = entry.accepted;
+    this.suppressed[slot] = entry.suppressed;
   }
 
-  private insert(ping: Ping, now: number): void {
-    // Making room first leaves the same records as adding and then dropping.
-    if (this.slotOf.size >= this.settings.maxAssets) this.remove(this.oldest);
-    const slot = this.allocate();
-    this.assetIds[slot] = ping.assetId;
-    this.t[slot] = ping.t;
-    this.lat[slot] = ping.lat;
-    this.lon[slot] = ping.lon;
-    this.expiresAt[slot] = now + this.ttlMs;
-    this.accepted[slot] = 1;
-    this.suppressed[slot] = 0;
-    this.link(slot);
-    this.slotOf.set(ping.assetId, slot);
+  /** Forgets an asset on a restore (a delete in the journal). */
+  forget(assetId: string): void {
+    const slot = this.index.slot(assetId);
+    if (slot !== undefined) this.index.remove(slot);
+  }
+
+  private write(slot: number, ping: Ping, now: number, accepted: number, suppressed: number): void {
+    const stored = baselineOf(ping);
+    this.t[slot] = stored.t;
+    this.lat[slot] = stored.lat;
+    this.lon[slot] = stored.lon;
+    this.heading[slot] = stored.heading;
+    this.accuracy[slot] = stored.accuracy;
+    this.events[slot] = stored.events;
+    this.expiresAt[slot] = now + this.settings.ttlSeconds * 1000;
+    this.accepted[slot] = accepted;
+    this.suppressed[slot] = suppressed;
+    this.onChange?.(ping.assetId);
+  }
+
+  private entryAt(slot: number, into: WindowEntry): WindowEntry {
+    into.assetId = this.index.keyAt(slot);
+    into.t = this.t[slot] as number;
+    into.lat = this.lat[slot] as number;
+    into.lon = this.lon[slot] as number;
+    into.heading = this.heading[slot] as number;
+    into.accuracy = this.accuracy[slot] as number;
+    into.events = this.events[slot] as number;
+    into.expiresAt = this.expiresAt[slot] as number;
+    into.accepted = this.accepted[slot] as number;
+    into.suppressed = this.suppressed[slot] as number;
+    return into;
   }
 
   private expire(now: number): void {
-    while (this.oldest !== NONE && this.expiresAt[this.oldest] <= now) this.remove(this.oldest);
-  }
-
-  private remove(slot: number): void {
-    this.unlink(slot);
-    this.slotOf.delete(this.assetIds[slot] as string);
-    this.assetIds[slot] = undefined;
-    this.free.push(slot);
-  }
-
-  /** Appends the slot to the chain as the newest write. */
-  private link(slot: number): void {
-    this.older[slot] = this.newest;
-    this.newer[slot] = NONE;
-    if (this.newest === NONE) this.oldest = slot;
-    else this.newer[this.newest] = slot;
-    this.newest = slot;
-  }
-
-  private unlink(slot: number): void {
-    const before = this.older[slot];
-    const after = this.newer[slot];
-    if (before === NONE) this.oldest = after;
-    else this.newer[before] = after;
-    if (after === NONE) this.newest = before;
-    else this.older[after] = before;
-  }
-
-  private allocate(): number {
-    const reused = this.free.pop();
-    if (reused !== undefined) return reused;
-    if (this.used === this.t.length) {
-      // Doubling, but never past maxAssets: insert() frees a slot at the cap.
-      this.resize(Math.min(Math.max(FIRST_CAPACITY, this.used * 2), this.settings.maxAssets));
+    let oldest = this.index.oldest;
+    while (oldest !== -1 && (this.expiresAt[oldest] as number) <= now) {
+      this.index.remove(oldest);
+      oldest = this.index.oldest;
     }
-    return this.used++;
   }
-
-  private resize(capacity: number): void {
-    this.t = resized(this.t, capacity);
-    this.lat = resized(this.lat, capacity);
-    this.lon = resized(this.lon, capacity);
-    this.expiresAt = resized(this.expiresAt, capacity);
-    this.accepted = resized(this.accepted, capacity);
-    this.suppressed = resized(this.suppressed, capacity);
-    this.older = resized(this.older, capacity);
-    this.newer = resized(this.newer, capacity);
-  }
-}
-
-function resized<T extends Float64Array | Int32Array>(column: T, capacity: number): T {
-  const next = (column instanceof Float64Array ? new Float64Array(capacity) : new Int32Array(capacity)) as T;
-  next.set(column.subarray(0, Math.min(column.length, capacity)));
-  return next;
 }

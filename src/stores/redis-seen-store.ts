@@ -1,90 +1,191 @@
 import calculateSlot from 'cluster-key-slot';
-import { nextCallToken } from '../redis/call-token';
-import { deleteMatching } from '../redis/delete-matching';
-import { seenKey, seenPattern } from '../redis/key-names';
+import { nextToken } from '../redis/call-token';
+import { epochKey, SEEN_SEGMENT, seenGroupEpochKey, seenKey, SLOT_COUNT } from '../redis/key-names';
 import type { RedisClient } from '../redis/scripts';
 import { TickBatcher } from '../redis/tick-batcher';
-import type { RedisStoreOptions } from './redis-window-store';
-import type { SeenClaim, SeenStore } from './types';
+import { CountDown } from './count-down';
+import type { ClaimRequest, RedisStoreOptions, Replies, SeenClaim, SeenSettings, SeenStore, SettleRequest } from './types';
 
-/** The keys of one burst that share a slot (on one server: all of them). */
-interface ClaimGroup {
+/** Operation codes of lua/seen-set.lua. */
+const CLAIM_OP = 1;
+const CONFIRM_OP = 2;
+const RELEASE_OP = 3;
+const RESET_GROUP = 4;
+const RESET_ALL = 5;
+const OP_BYTES = 11;
+
+/** Claims, confirms or releases of one request that share a slot, or a reset. */
+interface SeenPart {
+  op: number;
   slot: number;
-  redisKeys: string[];
+  claims: readonly SeenClaim[];
+  token: number;
+  /** For a group reset: the group. */
+  group?: string;
+}
+
+function isReset(part: SeenPart): boolean {
+  return part.op === RESET_GROUP || part.op === RESET_ALL;
 }
 
 const DEFAULT_MAX_BATCH = 100;
 /**
- * Keys per group: a long replay is split so that no script call holds the
- * server for long (at most DEFAULT_MAX_BATCH groups of this many keys, about
+ * Keys per part: a long replay is split so that no script call holds the
+ * server for long (at most DEFAULT_MAX_BATCH parts of this many keys, about
  * 10 ms). The parts of one slot are queued in burst order, so a key repeated
  * in a later part still finds the earlier part's claim: first write wins.
  */
-const MAX_KEYS_PER_GROUP = 100;
+const MAX_KEYS_PER_PART = 100;
 
 /**
- * The seen-set in Redis: one string key per idempotency key, claimed with
- * SET NX EX inside lua/seen-set.lua. Redis bounds it by TTL; the size bound
- * is the server's maxmemory policy (see README, "Sizing Redis").
+ * The seen-set in Redis: one string key per idempotency key, claimed,
+ * confirmed and released inside lua/seen-set.lua. Redis bounds it by TTL;
+ * the size bound is the server's maxmemory policy (see README, "Sizing
+ * Redis").
  */
 export class RedisSeenStore implements SeenStore {
-  private readonly batcher: TickBatcher<ClaimGroup, boolean[]>;
-  private readonly ttlArg: string;
+  private readonly batcher: TickBatcher<SeenPart, number[]>;
+  private readonly settingsArg: Buffer;
 
   constructor(
     private readonly client: RedisClient,
-    settings: { ttlSeconds: number },
+    settings: SeenSettings,
     private readonly options: RedisStoreOptions,
+    private readonly now: () => number = Date.now,
   ) {
-    this.ttlArg = String(Math.max(1, Math.ceil(settings.ttlSeconds)));
+    this.settingsArg = Buffer.alloc(27);
+    this.settingsArg.writeUInt32LE(Math.max(1, Math.ceil(settings.ttlSeconds)), 8);
+    this.settingsArg.writeDoubleLE(Math.max(1, Math.ceil(settings.leaseSeconds * 1000)), 12);
+    this.settingsArg[20] = settings.confirm ? 1 : 0;
     this.batcher = new TickBatcher({
-      send: (groups) => this.send(groups),
-      groupOf: (group) => group.slot,
+      send: (parts) => this.send(parts),
+      groupOf: (part) => part.slot,
       maxBatch: options.maxBatch ?? DEFAULT_MAX_BATCH,
       timeoutMs: options.timeoutMs,
+      ...(options.cause ? { cause: options.cause } : {}),
     });
   }
 
-  async claim(claims: readonly SeenClaim[]): Promise<boolean[]> {
-    const redisKeys = claims.map((c) => seenKey(this.options.keyPrefix, c.deviceId, c.seq, c.hash));
-    if (!this.options.cluster && redisKeys.length <= MAX_KEYS_PER_GROUP) {
-      return this.batcher.submit({ slot: 0, redisKeys });
+  claim<C>(request: ClaimRequest, replies: Replies<number[], C>, context: C): void {
+    this.submit(CLAIM_OP, request, replies, context);
+  }
+
+  settle<C>(request: SettleRequest, replies: Replies<number[], C>, context: C): void {
+    this.submit(request.action === 'confirm' ? CONFIRM_OP : RELEASE_OP, request, replies, context);
+  }
+
+  reset<C>(group: string | undefined, replies: Replies<void, C>, context: C): void {
+    const one = (op: number, slot: number, onResult: () => void, onError: (error: unknown) => void, partGroup?: string): void => {
+      this.batcher.submit({ op, slot, claims: [], token: 0, ...(partGroup === undefined ? {} : { group: partGroup }) }, onResult, onError, undefined);
+    };
+    if (group !== undefined) {
+      const slot = this.options.cluster ? calculateSlot(seenGroupEpochKey(this.options.keyPrefix, group)) : 0;
+      one(RESET_GROUP, slot, () => replies.value(undefined, context), (error) => replies.error(error, context), group);
+      return;
     }
-    // Split by slot (on a Cluster) and by size, claim each part, and put the
-    // answers back in burst order.
+    if (!this.options.cluster) {
+      one(RESET_ALL, 0, () => replies.value(undefined, context), (error) => replies.error(error, context));
+      return;
+    }
+    const countDown = new CountDown(SLOT_COUNT, replies, context);
+    for (let slot = 0; slot < SLOT_COUNT; slot++) one(RESET_ALL, slot, countDown.one, countDown.failed);
+  }
+
+  /** Answers every request still waiting with the error (the node is closing). */
+  abandon(error: Error): void {
+    this.batcher.abandon(error);
+  }
+
+  private submit<C>(op: number, request: ClaimRequest, replies: Replies<number[], C>, context: C): void {
+    const { claims, token } = request;
+    // An empty request is one call part too (answered [] in its turn): split by slot it would have no part, and no answer.
+    if (claims.length === 0 || (!this.options.cluster && claims.length <= MAX_KEYS_PER_PART)) {
+      this.batcher.submit({ op, slot: 0, claims, token }, replies.value, replies.error, context);
+      return;
+    }
+    // Split by slot (on a Cluster) and by size, and put the answers back in request order.
     const bySlot = new Map<number, number[]>();
-    redisKeys.forEach((key, index) => {
-      const slot = this.options.cluster ? calculateSlot(key) : 0;
+    claims.forEach((claim, index) => {
+      const slot = this.options.cluster ? calculateSlot(seenKey(this.options.keyPrefix, claim.group, claim.key)) : 0;
       const indexes = bySlot.get(slot);
       if (indexes) indexes.push(index);
       else bySlot.set(slot, [index]);
     });
     const parts: { slot: number; indexes: number[] }[] = [];
     for (const [slot, indexes] of bySlot) {
-      for (let start = 0; start < indexes.length; start += MAX_KEYS_PER_GROUP) {
-        parts.push({ slot, indexes: indexes.slice(start, start + MAX_KEYS_PER_GROUP) });
+      for (let start = 0; start < indexes.length; start += MAX_KEYS_PER_PART) {
+        parts.push({ slot, indexes: indexes.slice(start, start + MAX_KEYS_PER_PART) });
       }
     }
-    const answers = new Array<boolean>(claims.length);
-    await Promise.all(
-      parts.map(async ({ slot, indexes }) => {
-        const results = await this.batcher.submit({ slot, redisKeys: indexes.map((i) => redisKeys[i] as string) });
-        indexes.forEach((at, j) => {
-          answers[at] = results[j] as boolean;
-        });
-      }),
-    );
-    return answers;
+    const codes = new Array<number>(claims.length);
+    let left = parts.length;
+    let failed = false;
+    for (const { slot, indexes } of parts) {
+      this.batcher.submit(
+        { op, slot, claims: indexes.map((i) => claims[i] as SeenClaim), token },
+        (partCodes: number[]) => {
+          if (failed) return;
+          indexes.forEach((at, j) => {
+            codes[at] = partCodes[j] as number;
+          });
+          if (--left === 0) replies.value(codes, context);
+        },
+        (error: unknown) => {
+          if (failed) return;
+          failed = true;
+          replies.error(error, context);
+        },
+        undefined,
+      );
+    }
   }
 
-  async reset(deviceId?: string): Promise<void> {
-    await deleteMatching(this.client, seenPattern(this.options.keyPrefix, deviceId));
-  }
-
-  private async send(groups: ClaimGroup[]): Promise<boolean[][]> {
-    const keys = groups.flatMap((g) => g.redisKeys);
-    const flags = await this.client.dedupSeenSet(keys.length, ...keys, this.ttlArg, nextCallToken());
+  private send(parts: SeenPart[]): Promise<number[][]> {
+    const prefix = this.options.keyPrefix;
+    const keys: string[] = [epochKey(prefix, SEEN_SEGMENT, this.options.cluster ? (parts[0] as SeenPart).slot : undefined)];
+    const groupIndex = new Map<string, number>();
+    const groupKey = (group: string): number => {
+      let index = groupIndex.get(group);
+      if (index === undefined) {
+        keys.push(seenGroupEpochKey(prefix, group));
+        index = keys.length;
+        groupIndex.set(group, index);
+      }
+      return index;
+    };
+    let opCount = 0;
+    for (const part of parts) opCount += isReset(part) ? 1 : part.claims.length;
+    const ops = Buffer.alloc(opCount * OP_BYTES);
     let at = 0;
-    return groups.map((g) => g.redisKeys.map(() => flags[at++] === 1));
+    const writeOp = (op: number, keyIndex: number, groupIndexOf: number, token: number): void => {
+      ops[at] = op;
+      ops.writeUInt16LE(keyIndex, at + 1);
+      ops.writeUInt16LE(groupIndexOf, at + 3);
+      ops.writeUIntLE(token, at + 5, 6);
+      at += OP_BYTES;
+    };
+    for (const part of parts) {
+      if (part.op === RESET_ALL) writeOp(RESET_ALL, 1, 1, 0);
+      else if (part.op === RESET_GROUP) writeOp(RESET_GROUP, groupKey(part.group as string), 1, 0);
+      for (const claim of part.claims) {
+        keys.push(seenKey(prefix, claim.group, claim.key));
+        writeOp(part.op, keys.length, groupKey(claim.group), part.token);
+      }
+    }
+    const settings = Buffer.from(this.settingsArg);
+    settings.writeDoubleLE(this.now(), 0);
+    settings.writeUIntLE(nextToken(), 21, 6);
+    return this.client.dedupSeenSet(keys.length, keys, settings, ops).then((codes) => {
+      let next = 0;
+      return parts.map((part) => {
+        if (isReset(part)) {
+          next++;
+          return [];
+        }
+        const own = codes.slice(next, next + part.claims.length);
+        next += part.claims.length;
+        return own;
+      });
+    });
   }
 }

@@ -1,57 +1,88 @@
 import calculateSlot from 'cluster-key-slot';
-import type { AdmitReason, Ping, SuppressReason } from '../core/sliding-window';
-import { nextCallToken } from '../redis/call-token';
-import { deleteMatching } from '../redis/delete-matching';
-import { windowPattern, windowRecordKey } from '../redis/key-names';
-import type { RedisClient } from '../redis/scripts';
+import type { Ping } from '../core/sliding-window';
+import { WINDOW_REASON_BY_CODE, WINDOW_REASONS } from '../core/window-reasons';
+import { nextToken } from '../redis/call-token';
+import { epochKey, SLOT_COUNT, WINDOW_SEGMENT, windowRecordKey } from '../redis/key-names';
 import { TickBatcher } from '../redis/tick-batcher';
-import type { WindowOutcome, WindowSettings, WindowStore } from './types';
-
-export interface RedisStoreOptions {
-  keyPrefix: string;
-  /** On a Cluster, calls are grouped per hash slot; on one server, not at all. */
-  cluster: boolean;
-  timeoutMs: number;
-  /** Pings per script call; bounds how long one call holds the server. */
-  maxBatch?: number;
-}
+import type { RedisClient } from '../redis/scripts';
+import { CountDown } from './count-down';
+import type { RedisStoreOptions, Replies, WindowOutcome, WindowSettings, WindowStore } from './types';
 
 const DEFAULT_MAX_BATCH = 500;
-/** The record keeps the index of a ping within its call in two bytes. */
+/** The record keeps the index of an operation within its call in two bytes. */
 const MAX_BATCH_LIMIT = 65_535;
 const KEY_CACHE_SIZE = 50_000;
+
+/** A reset travelling in the queue with the pings (see lua/sliding-window.lua, "Resets"). */
+class ResetOp {
+  constructor(
+    /** undefined: every asset. */
+    readonly assetId: string | undefined,
+    /** The slot it is for; 0 on one server. */
+    readonly slot: number,
+  ) {}
+}
+
+type WindowOp = Ping | ResetOp;
 
 /**
  * Window records in Redis, one string per asset holding its baseline and
  * counts, decided by lua/sliding-window.lua: shared by every worker, and
  * atomic across them.
  *
- * The pings of a call travel as one binary argument and the decisions come
- * back as one binary reply (layouts in the Lua file's header), so that per
- * ping the client writes three doubles and reads one byte and four doubles
- * instead of formatting three numbers, encoding three more arguments and
- * parsing five reply strings: that was most of the client's CPU time per
- * ping, and all of its garbage, in npm run bench.
+ * The operations of a call travel as one binary argument and the decisions
+ * come back as one binary reply (layouts in the Lua file's header), so that
+ * per ping the client writes a few doubles and reads a few back instead of
+ * formatting numbers into arguments and parsing reply strings: that was
+ * most of the client's CPU time per ping, and all of its garbage, in npm run
+ * bench.
  */
 export class RedisWindowStore implements WindowStore {
-  private readonly batcher: TickBatcher<Ping, WindowOutcome>;
-  private readonly fixedArgs: string[];
+  private readonly batcher: TickBatcher<WindowOp, WindowOutcome | undefined>;
+  private readonly rule: Buffer;
   private readonly keys = new Map<string, string>();
 
   constructor(
     private readonly client: RedisClient,
     settings: WindowSettings,
     private readonly options: RedisStoreOptions,
+    private readonly now: () => number = Date.now,
   ) {
+    this.rule = Buffer.alloc(36);
+    this.rule.writeDoubleLE(settings.minSeconds, 0);
+    this.rule.writeDoubleLE(settings.minMetres, 8);
+    this.rule.writeDoubleLE(settings.minHeadingDegrees ?? 0, 16);
+    this.rule.writeDoubleLE(settings.maxAheadSeconds ?? -1, 24);
     // EXPIRE takes whole seconds; round up so a record never expires early.
-    const ttl = Math.max(1, Math.ceil(settings.ttlSeconds));
-    this.fixedArgs = [String(settings.minSeconds), String(settings.minMetres), String(ttl)];
+    this.rule.writeUInt32LE(Math.max(1, Math.ceil(settings.ttlSeconds)), 32);
     this.batcher = new TickBatcher({
-      send: (pings) => this.send(pings),
-      groupOf: options.cluster ? (ping) => calculateSlot(this.keyOf(ping.assetId)) : () => 0,
+      send: (ops) => this.send(ops),
+      groupOf: options.cluster ? (op) => this.slotOf(op) : () => 0,
       maxBatch: Math.min(options.maxBatch ?? DEFAULT_MAX_BATCH, MAX_BATCH_LIMIT),
       timeoutMs: options.timeoutMs,
+      ...(options.cause ? { cause: options.cause } : {}),
     });
+  }
+
+  decide<C>(ping: Ping, replies: Replies<WindowOutcome, C>, context: C): void {
+    this.batcher.submit(ping, replies.value as (outcome: WindowOutcome | undefined, context: C) => void, replies.error, context);
+  }
+
+  reset<C>(assetId: string | undefined, replies: Replies<void, C>, context: C): void {
+    if (assetId !== undefined || !this.options.cluster) {
+      this.batcher.submit(new ResetOp(assetId, 0), () => replies.value(undefined, context), (error) => replies.error(error, context), undefined);
+      return;
+    }
+    // Every slot has its own epoch; each is raised in order with its own queue.
+    const countDown = new CountDown(SLOT_COUNT, replies, context);
+    for (let slot = 0; slot < SLOT_COUNT; slot++) {
+      this.batcher.submit(new ResetOp(undefined, slot), countDown.one, countDown.failed, undefined);
+    }
+  }
+
+  /** Answers every request still waiting with the error (the node is closing). */
+  abandon(error: Error): void {
+    this.batcher.abandon(error);
   }
 
   /**
@@ -70,65 +101,88 @@ export class RedisWindowStore implements WindowStore {
     return key;
   }
 
-  decide(ping: Ping): Promise<WindowOutcome> {
-    return this.batcher.submit(ping);
+  private slotOf(op: WindowOp): number {
+    if (op instanceof ResetOp && op.assetId === undefined) return op.slot;
+    return calculateSlot(this.keyOf((op as { assetId: string }).assetId));
   }
 
-  decideThen<C>(ping: Ping, onOutcome: (outcome: WindowOutcome, context: C) => void, onError: (error: unknown, context: C) => void, context: C): void {
-    this.batcher.submitWith(ping, onOutcome, onError, context);
-  }
-
-  async reset(assetId?: string): Promise<void> {
-    if (assetId === undefined) await deleteMatching(this.client, windowPattern(this.options.keyPrefix));
-    else await this.client.unlink(windowRecordKey(this.options.keyPrefix, assetId));
-  }
-
-  private send(pings: Ping[]): Promise<WindowOutcome[]> {
-    const keys = new Array<string>(pings.length);
-    for (let i = 0; i < pings.length; i++) keys[i] = this.keyOf((pings[i] as Ping).assetId);
+  private send(ops: WindowOp[]): Promise<(WindowOutcome | undefined)[]> {
+    const first = ops[0] as WindowOp;
+    const keys = new Array<string>(ops.length + 1);
+    keys[0] = epochKey(this.options.keyPrefix, WINDOW_SEGMENT, this.options.cluster ? this.slotOf(first) : undefined);
+    const packed = Buffer.allocUnsafe(ops.length * OP_BYTES);
+    for (let i = 0; i < ops.length; i++) {
+      const op = ops[i] as WindowOp;
+      keys[i + 1] = op instanceof ResetOp && op.assetId === undefined ? (keys[0] as string) : this.keyOf((op as { assetId: string }).assetId);
+      encodeOp(op, packed, i * OP_BYTES);
+    }
+    const call = Buffer.allocUnsafe(14);
+    call.writeDoubleLE(this.now(), 0);
+    call.writeUIntLE(nextToken(), 8, 6);
     // ioredis flattens array arguments one level, so the keys need no spread.
-    return this.client
-      .dedupSlidingWindowBuffer(pings.length, keys, this.fixedArgs, nextCallToken(), encodePings(pings))
-      .then(decodeOutcomes);
+    return this.client.dedupSlidingWindowBuffer(keys.length, keys, this.rule, call, packed).then(decodeOutcomes);
   }
 }
 
-/** ARGV[5] of lua/sliding-window.lua: t, lat, lon of each ping as little-endian doubles. */
-export function encodePings(pings: readonly Pick<Ping, 't' | 'lat' | 'lon'>[]): Buffer {
-  const buffer = Buffer.allocUnsafe(pings.length * 24);
-  let at = 0;
-  for (const ping of pings) {
-    buffer.writeDoubleLE(ping.t, at);
-    buffer.writeDoubleLE(ping.lat, at + 8);
-    buffer.writeDoubleLE(ping.lon, at + 16);
-    at += 24;
+/** ARGV[3] of lua/sliding-window.lua: one operation. */
+const OP_BYTES = 48;
+const PING = 1;
+const RESET_ASSET = 2;
+const RESET_ALL = 3;
+const HAS_HEADING = 1;
+const RETRY = 2;
+
+function encodeOp(op: WindowOp, out: Buffer, at: number): void {
+  if (op instanceof ResetOp) {
+    out.fill(0, at, at + OP_BYTES);
+    out[at] = op.assetId === undefined ? RESET_ALL : RESET_ASSET;
+    return;
   }
-  return buffer;
+  const heading = op.heading ?? NaN;
+  out[at] = PING;
+  out[at + 1] = (Number.isNaN(heading) ? 0 : HAS_HEADING) | (op.retry === true ? RETRY : 0);
+  out.writeUIntLE(op.events ?? 0, at + 2, 6);
+  out.writeDoubleLE(op.t, at + 8);
+  out.writeDoubleLE(op.lat, at + 16);
+  out.writeDoubleLE(op.lon, at + 24);
+  out.writeDoubleLE(Number.isNaN(heading) ? 0 : heading, at + 32);
+  out.writeDoubleLE(op.accuracy ?? 0, at + 40);
 }
 
-const REPLY_BYTES = 33;
-/** Reason codes of the reply, by code (see lua/sliding-window.lua); up to 4 admit. */
-const REASONS: readonly (AdmitReason | SuppressReason)[] = ['first', 'first', 'elapsed', 'moved', 'replayed', 'late', 'window'];
-const LAST_ADMIT_CODE = 4;
+/** The pings of one call, packed as ARGV[3] (for the benchmark's redis-benchmark lines and tests). */
+export function encodePings(pings: readonly Ping[]): Buffer {
+  const out = Buffer.allocUnsafe(pings.length * OP_BYTES);
+  pings.forEach((ping, i) => encodeOp(ping, out, i * OP_BYTES));
+  return out;
+}
 
-/** The script's reply: one outcome per ping, in order. */
-export function decodeOutcomes(reply: Buffer): WindowOutcome[] {
-  if (reply.length % REPLY_BYTES !== 0) throw new Error(`a sliding-window reply of ${reply.length} bytes is not whole pings`);
-  const outcomes = new Array<WindowOutcome>(reply.length / REPLY_BYTES);
+const REPLY_BYTES = 34;
+const HAS_DT = 1;
+const HAS_DISTANCE = 2;
+const HAS_TURN = 4;
+
+/** The script's reply: one outcome per operation, in order; undefined for a reset. */
+export function decodeOutcomes(reply: Buffer): (WindowOutcome | undefined)[] {
+  if (reply.length % REPLY_BYTES !== 0) throw new Error(`a sliding-window reply of ${reply.length} bytes is not whole operations`);
+  const outcomes = new Array<WindowOutcome | undefined>(reply.length / REPLY_BYTES);
   for (let i = 0, at = 0; at < reply.length; i++, at += REPLY_BYTES) {
     const code = reply[at] as number;
-    if (code < 1 || code >= REASONS.length) throw new Error(`unexpected reason code ${code} from the sliding-window script`);
-    // first and replayed come with neither dt nor distance, late with no distance.
-    const measured = code === 2 || code === 3 || code === 6;
-    const dt = reply.readDoubleLE(at + 1);
+    if (code === 0) {
+      outcomes[i] = undefined;
+      continue;
+    }
+    const reason = WINDOW_REASON_BY_CODE[code];
+    if (reason === undefined) throw new Error(`unexpected reason code ${code} from the sliding-window script`);
+    const present = reply[at + 33] as number;
     outcomes[i] = {
-      admit: code <= LAST_ADMIT_CODE,
-      reason: REASONS[code],
-      dtSeconds: measured || code === 5 ? dt : null,
-      distanceMetres: measured ? reply.readDoubleLE(at + 9) : null,
-      accepted: reply.readDoubleLE(at + 17),
-      suppressed: reply.readDoubleLE(at + 25),
-    } as WindowOutcome;
+      admit: WINDOW_REASONS[reason].admit,
+      reason,
+      dtSeconds: present & HAS_DT ? reply.readDoubleLE(at + 1) : null,
+      distanceMetres: present & HAS_DISTANCE ? reply.readDoubleLE(at + 9) : null,
+      headingChange: present & HAS_TURN ? reply.readDoubleLE(at + 17) : null,
+      accepted: reply.readUInt32LE(at + 25),
+      suppressed: reply.readUInt32LE(at + 29),
+    };
   }
   return outcomes;
 }
@@ -140,48 +194,41 @@ export interface WindowRecord {
   lon: number;
   accepted: number;
   suppressed: number;
-  /** Which layout the script chose: compact (28 bytes) or full (42). */
-  layout: 'compact' | 'full';
-  /** The index, within its call, of that call's first admitted ping of the asset. */
+  /** The 48 bits naming the last call that admitted a ping of this asset. */
+  call: number;
+  /** The index, within that call, of its first admitted ping of the asset. */
   first: number;
-  /** The first 48 bits of the SHA-1 of the token of the last call that admitted a ping, as hex. */
-  call: string;
+  events: number;
+  /** NaN when the admitted ping had none. */
+  heading: number;
+  accuracy: number;
+  epoch: number;
   /** The baseline from before that call, when the call suppressed a ping before admitting one. */
   before: { t: number; lat: number; lon: number } | null;
 }
 
+export const RECORD_BYTES = 44;
+
 export function decodeWindowRecord(raw: Buffer): WindowRecord {
-  let record: WindowRecord;
-  let at: number;
-  if (raw.length === 28 || raw.length === 52) {
-    record = {
-      t: raw.readUIntLE(0, 6),
-      lat: raw.readInt32LE(6) / 1e7,
-      lon: raw.readInt32LE(10) / 1e7,
-      accepted: raw.readUIntLE(14, 3),
-      suppressed: raw.readUIntLE(17, 3),
-      layout: 'compact',
-      first: raw.readUInt16LE(20),
-      call: raw.readUIntLE(22, 6).toString(16).padStart(12, '0'),
-      before: null,
-    };
-    at = 28;
-  } else if (raw.length === 42 || raw.length === 66) {
-    record = {
-      t: raw.readDoubleLE(0),
-      lat: raw.readDoubleLE(8),
-      lon: raw.readDoubleLE(16),
-      accepted: raw.readUIntLE(24, 5),
-      suppressed: raw.readUIntLE(29, 5),
-      layout: 'full',
-      first: raw.readUInt16LE(34),
-      call: raw.readUIntLE(36, 6).toString(16).padStart(12, '0'),
-      before: null,
-    };
-    at = 42;
-  } else {
+  if (raw.length !== RECORD_BYTES && raw.length !== RECORD_BYTES + 26) {
     throw new Error(`a window record of ${raw.length} bytes has no known layout`);
   }
-  if (raw.length > at) record.before = { t: raw.readDoubleLE(at), lat: raw.readDoubleLE(at + 8), lon: raw.readDoubleLE(at + 16) };
-  return record;
+  const heading = raw.readUInt16LE(38);
+  return {
+    t: raw.readDoubleLE(0),
+    lat: raw.readInt32LE(8) / 1e7,
+    lon: raw.readInt32LE(12) / 1e7,
+    accepted: raw.readUInt32LE(16),
+    suppressed: raw.readUInt32LE(20),
+    call: raw.readUIntLE(24, 6),
+    first: raw.readUInt16LE(30),
+    events: raw.readUIntLE(32, 6),
+    heading: heading === 65_535 ? NaN : heading / 100,
+    accuracy: raw.readUInt16LE(40) / 10,
+    epoch: raw.readUInt16LE(42),
+    before:
+      raw.length > RECORD_BYTES
+        ? { t: raw.readDoubleLE(44), lat: raw.readInt32LE(52) / 1e7, lon: raw.readInt32LE(56) / 1e7 }
+        : null,
+  };
 }

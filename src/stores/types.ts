@@ -1,11 +1,23 @@
+import type { SeenClaim } from '../core/burst';
 import type { Ping, WindowRule, WindowVerdict } from '../core/sliding-window';
 
+export type { SeenClaim };
+
 /**
- * The two state stores of each dedup node. The memory and Redis versions
- * make identical decisions (test/contract holds them to it); a memory store
- * answers synchronously, which keeps the common case free of promise turns.
+ * The state stores of the dedup nodes. Each kind has a memory and a Redis
+ * implementation that make identical decisions (test/contract holds them to
+ * it), and one way to ask: a request, the callbacks for its answer, and a
+ * context handed back with it. The memory stores answer before the call
+ * returns, the Redis stores later; callers treat both alike. Callbacks are
+ * made once per node, and the context is whatever the caller needs to
+ * finish the message, so that a waiting message costs one small object
+ * rather than a promise and closures (the garbage of 200,000 messages in
+ * flight was measurable: npm run bench).
  */
-export type MaybePromise<T> = T | Promise<T>;
+export interface Replies<T, C> {
+  value(value: T, context: C): void;
+  error(error: unknown, context: C): void;
+}
 
 export interface WindowSettings extends WindowRule {
   ttlSeconds: number;
@@ -16,9 +28,8 @@ export type WindowOutcome = WindowVerdict & { accepted: number; suppressed: numb
 
 /**
  * The outcome of a verdict: the same object `{ ...verdict, accepted,
- * suppressed }` would give, spelled out because V8's object spread over
- * verdicts of varying shapes cost more than the whole rest of a memory
- * store decision (profiled with npm run bench).
+ * suppressed }` would give, spelled out because V8's object spread here
+ * cost more than the whole rest of a memory store decision (npm run bench).
  */
 export function withCounts(verdict: WindowVerdict, accepted: number, suppressed: number): WindowOutcome {
   return {
@@ -26,44 +37,52 @@ export function withCounts(verdict: WindowVerdict, accepted: number, suppressed:
     reason: verdict.reason,
     dtSeconds: verdict.dtSeconds,
     distanceMetres: verdict.distanceMetres,
+    headingChange: verdict.headingChange,
     accepted,
     suppressed,
-  } as WindowOutcome;
+  };
 }
 
 export interface WindowStore {
-  decide(ping: Ping): MaybePromise<WindowOutcome>;
-  /**
-   * decide() through callbacks instead of a promise, for a store that answers
-   * later (Redis): calls onOutcome or onError exactly once, never before
-   * decideThen() has returned, with the context it was given. Optional: a
-   * store without it is asked through decide().
-   */
-  decideThen?<C>(ping: Ping, onOutcome: (outcome: WindowOutcome, context: C) => void, onError: (error: unknown, context: C) => void, context: C): void;
-  /** Forgets one asset, or every asset. */
-  reset(assetId?: string): MaybePromise<void>;
+  decide<C>(ping: Ping, replies: Replies<WindowOutcome, C>, context: C): void;
+  /** Forgets one asset, or every asset, in order with the decisions asked before and after. */
+  reset<C>(assetId: string | undefined, replies: Replies<void, C>, context: C): void;
 }
 
-/** One idempotency key to claim, with the parts its Redis key is built from. */
-export interface SeenClaim {
-  deviceId: string;
-  seq: number;
-  hash: string;
-  /** `<device_id>:<seq>:<hash>` */
-  key: string;
+export interface SeenSettings {
+  ttlSeconds: number;
+  /** Confirm mode: a claim holds its key for leaseSeconds, until confirmed or released. */
+  confirm: boolean;
+  leaseSeconds: number;
+}
+
+/** The keys of one message, claimed under its token (see core/claim-token). */
+export interface ClaimRequest {
+  claims: readonly SeenClaim[];
+  token: number;
+}
+
+export interface SettleRequest extends ClaimRequest {
+  action: 'confirm' | 'release';
 }
 
 export interface SeenStore {
-  /**
-   * Claims the keys of one burst in order; true where the reading is the
-   * first with its key (admit), false where the key was already claimed,
-   * earlier in the same burst included (first write wins).
-   */
-  claim(claims: readonly SeenClaim[]): MaybePromise<boolean[]>;
-  /** Forgets one device's keys, or every key. */
-  reset(deviceId?: string): MaybePromise<void>;
+  /** One code of core/seen-codes CLAIM per claim, in order; a key repeated within one request is the caller's to collapse. */
+  claim<C>(request: ClaimRequest, replies: Replies<number[], C>, context: C): void;
+  /** One code of core/seen-codes SETTLE per claim. */
+  settle<C>(request: SettleRequest, replies: Replies<number[], C>, context: C): void;
+  /** Forgets one group's keys (a device's), or every key, in order with the claims before and after. */
+  reset<C>(group: string | undefined, replies: Replies<void, C>, context: C): void;
 }
 
-export function isPromise<T>(value: MaybePromise<T>): value is Promise<T> {
-  return typeof (value as Promise<T> | undefined)?.then === 'function';
+/** Options of a Redis store, from its dedup-redis connection. */
+export interface RedisStoreOptions {
+  keyPrefix: string;
+  /** On a Cluster, calls are grouped per hash slot; on one server, not at all. */
+  cluster: boolean;
+  timeoutMs: number;
+  /** Pings or keys per script call; bounds how long one call holds the server. */
+  maxBatch?: number;
+  /** The connection's latest error, to name the cause when Redis does not answer. */
+  cause?: () => string | undefined;
 }

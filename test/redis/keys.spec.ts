@@ -1,23 +1,28 @@
 /**
  * What the stores leave in Redis: every key carries its asset's or device's
- * hash tag (so each script call stays in one Cluster slot) and a TTL (so a
- * churning fleet cannot leak keys forever).
+ * hash tag (so each script call stays in one Cluster slot), or for a slot's
+ * epoch key a tag chosen to hash to that slot; and every key but a slot's
+ * epoch (one per slot, never more) has a TTL, so a churning fleet cannot
+ * leak keys forever.
  */
 import assert from 'node:assert/strict';
 import calculateSlot from 'cluster-key-slot';
 import type Redis from 'ioredis';
-import { escapeTagContent, seenKey, windowRecordKey } from '../../src/redis/key-names';
+import { epochKey, escapeTagContent, SEEN_SEGMENT, seenGroupEpochKey, seenKey, SLOT_COUNT, slotTag, WINDOW_SEGMENT, windowRecordKey } from '../../src/redis/key-names';
 import { RedisSeenStore } from '../../src/stores/redis-seen-store';
 import { RedisWindowStore } from '../../src/stores/redis-window-store';
+import type { SeenSettings } from '../../src/stores/types';
+import { newToken, reading } from '../contract/seen-store.contract';
 import { LAT, ping } from '../contract/window-store.contract';
-import { reading } from '../contract/seen-store.contract';
-import { closeRedisClient, newRedisClient } from '../support/global-hooks';
+import { claim, decide, resetSeen, resetWindow, settle } from '../support/ask';
+import { closeRedisClient, newRedisClient, useRedis } from '../support/global-hooks';
 import { redisServerAvailable, startRedisServer, type RedisServer } from '../support/redis-server';
 import { redisKeySlot } from '../support/redis-slot';
 import { scriptedClientPerTest, storeOptions } from '../support/scripted-redis';
 
 const TTL_SECONDS = 600;
-const IDS = ['veh-1', 'bin{A}', '}x', 'a%b', 'site:7:bin', 'x*y'];
+// Not '': an empty id would make an empty tag, which Redis ignores; the nodes reject empty ids (core/fields readId).
+const IDS = ['veh-1', 'bin{A}', '}x', 'a%b', 'site:7:bin', 'x*y', '{'];
 
 async function allKeys(client: Redis): Promise<string[]> {
   const keys: string[] = [];
@@ -25,39 +30,112 @@ async function allKeys(client: Redis): Promise<string[]> {
   return keys.sort();
 }
 
-/** Writes records, suppressions, late pings and seen keys for every id. */
-async function writeEverything(client: Redis, ttlSeconds: number, cluster: boolean): Promise<void> {
+/**
+ * Writes records, suppressions, late pings, seen keys (pending, confirmed
+ * and released in confirm mode) and the resets of each id; with `all`, a
+ * reset of everything too.
+ */
+async function writeEverything(client: Redis, ttlSeconds: number, cluster: boolean, seenSettings: Partial<SeenSettings> = {}, all = false): Promise<void> {
   const options = storeOptions('keys:', { cluster });
   const windows = new RedisWindowStore(client, { minSeconds: 60, minMetres: 25, ttlSeconds }, options);
-  const seen = new RedisSeenStore(client, { ttlSeconds }, options);
+  const seen = new RedisSeenStore(client, { ttlSeconds, confirm: false, leaseSeconds: 60, ...seenSettings }, options);
   for (const id of IDS) {
-    await windows.decide(ping(id, 100));
-    await windows.decide(ping(id, 104)); // window: counter incremented
-    await windows.decide(ping(id, 50)); // late
-    await windows.decide(ping(id, 105, LAT + 0.01)); // moved
-    await seen.claim([reading(1, 10, 0, id), reading(2, 20, 0, id), reading(1, 10, 0, id)]);
+    await decide(windows, ping(id, 100));
+    await decide(windows, ping(id, 104)); // window: counter incremented
+    await decide(windows, ping(id, 50)); // late
+    await decide(windows, ping(id, 105, LAT + 0.01)); // moved
+    await resetSeen(seen, id);
+    const token = newToken();
+    const claims = [reading(1, 10, 0, id), reading(2, 20, 0, id), reading(3, 30, 0, id)];
+    await claim(seen, { claims, token });
+    await settle(seen, { claims: claims.slice(1, 2), token, action: 'confirm' });
+    await settle(seen, { claims: claims.slice(2), token, action: 'release' });
   }
+  await resetWindow(windows, 'never-seen');
+  if (all) await Promise.all([resetWindow(windows), resetSeen(seen)]);
 }
 
+describe('redis keys: names', () => {
+  it('are the documented shapes', () => {
+    assert.equal(windowRecordKey('dedup:', 'veh-1'), 'dedup:sw:{veh-1}');
+    assert.equal(seenKey('dedup:', 'bin-A17', 'bin-A17:41:76c73ee2946cc70e'), 'dedup:rc:{bin-A17}:41:76c73ee2946cc70e');
+    assert.equal(seenKey('dedup:', 'order-9', 'order-9'), 'dedup:rc:{order-9}', 'a key that is its own group (key mode property)');
+    assert.equal(seenGroupEpochKey('dedup:', 'bin-A17'), 'dedup:rc:{bin-A17}:reset');
+    assert.equal(epochKey('dedup:', WINDOW_SEGMENT, undefined), 'dedup:sw:epoch');
+    assert.equal(epochKey('dedup:', SEEN_SEGMENT, 5), `dedup:rc:epoch{${slotTag(5)}}`);
+    assert.equal(windowRecordKey('p:', 'a{b}%c'), 'p:sw:{a%7Bb%7D%25c}');
+  });
+
+  it('never give two things one key, however the ids are chosen', () => {
+    const ids = [...IDS, 'epoch', 'reset', 'bin-A17:reset', 'bin-A17', '{bin-A17}', 'bin-A17}:reset', '%7B', '%257B'];
+    const names = new Map<string, string>();
+    const add = (name: string, what: string): void => {
+      assert.equal(names.get(name), undefined, `${what} and ${names.get(name)} share ${name}`);
+      names.set(name, what);
+    };
+    for (const segment of [WINDOW_SEGMENT, SEEN_SEGMENT]) {
+      add(epochKey('p:', segment, undefined), `${segment} epoch`);
+      for (let slot = 0; slot < SLOT_COUNT; slot += 97) add(epochKey('p:', segment, slot), `${segment} epoch of slot ${slot}`);
+    }
+    for (const id of ids) {
+      add(windowRecordKey('p:', id), `record of ${id}`);
+      add(seenGroupEpochKey('p:', id), `epoch of group ${id}`);
+      add(seenKey('p:', id, id), `key ${id} in mode property`);
+      add(seenKey('p:', id, `${id}:41:76c73ee2946cc70e`), `reading 41 of ${id}`);
+    }
+  });
+
+  it('tag each slot\'s epoch key to hash to that slot, for all 16,384 slots', () => {
+    for (let slot = 0; slot < SLOT_COUNT; slot++) {
+      const key = epochKey('dedup:', WINDOW_SEGMENT, slot);
+      assert.equal(calculateSlot(key), slot, key);
+      assert.equal(redisKeySlot(key), slot, key);
+    }
+  });
+});
+
 describe('redis keys: hash tags and TTLs', () => {
+  useRedis();
   const client = scriptedClientPerTest();
 
   it('gives every key it writes a TTL no longer than ttlSeconds', async () => {
     await writeEverything(client(), TTL_SECONDS, false);
     const keys = await allKeys(client());
-    assert.equal(keys.length, IDS.length * 3, keys.join('\n'));
+    // Per id: a record, three readings and the device's epoch.
+    assert.equal(keys.length, IDS.length * 5, keys.join('\n'));
     for (const key of keys) {
       const ttl = await client().ttl(key);
       assert.ok(ttl > 0 && ttl <= TTL_SECONDS, `${key} has TTL ${ttl}`);
     }
   });
 
+  it('keeps a pending key, and its device\'s epoch, for the longer of TTL and lease; a released one for a lease', async () => {
+    const lease = 2 * TTL_SECONDS;
+    await writeEverything(client(), TTL_SECONDS, false, { confirm: true, leaseSeconds: lease });
+    for (const id of IDS) {
+      const ttl = async (seq: number): Promise<number> => client().ttl(seenKey('keys:', id, reading(seq, seq * 10, 0, id).key));
+      const [pending, confirmed, released] = [await ttl(1), await ttl(2), await ttl(3)];
+      assert.ok(pending > lease - 10 && pending <= lease, `${id}: pending ${pending}`);
+      assert.ok(confirmed > TTL_SECONDS - 10 && confirmed <= TTL_SECONDS, `${id}: confirmed ${confirmed}`);
+      assert.ok(released > lease - 10 && released <= lease, `${id}: released ${released}`);
+      const epoch = await client().ttl(seenGroupEpochKey('keys:', id));
+      assert.ok(epoch > lease - 10 && epoch <= lease, `${id}: device epoch ${epoch}`);
+    }
+  });
+
   it('rounds a fractional TTL up to whole seconds, never to zero', async () => {
-    await writeEverything(client(), 0.2, false);
+    await writeEverything(client(), 0.2, false, { leaseSeconds: 0.2 });
     for (const key of await allKeys(client())) {
       const pttl = await client().pttl(key);
       assert.ok(pttl > 0 && pttl <= 1000, `${key} has PTTL ${pttl}`);
     }
+  });
+
+  it('keeps one epoch key per segment with no TTL on one server: the only keys without one', async () => {
+    await writeEverything(client(), TTL_SECONDS, false, {}, true);
+    const lasting: string[] = [];
+    for (const key of await allKeys(client())) if ((await client().ttl(key)) === -1) lasting.push(key);
+    assert.deepEqual(lasting, ['keys:rc:epoch', 'keys:sw:epoch']);
   });
 
   it('tags every key with its escaped id, so one id maps to one slot', async () => {
@@ -65,10 +143,10 @@ describe('redis keys: hash tags and TTLs', () => {
     const keys = await allKeys(client());
     for (const id of IDS) {
       const tag = `{${escapeTagContent(id)}}`;
-      const mine = keys.filter((key) => key.includes(tag));
-      assert.equal(mine.length, 3, `${id}: ${mine.join(', ')}`);
+      const mine = keys.filter((key) => key.startsWith(`keys:sw:${tag}`) || key.startsWith(`keys:rc:${tag}`));
+      assert.equal(mine.length, 5, `${JSON.stringify(id)}: ${mine.join(', ')}`);
       const slots = new Set(mine.flatMap((key) => [redisKeySlot(key), calculateSlot(key)]));
-      assert.equal(slots.size, 1, `${id} spans slots ${[...slots].join(', ')}`);
+      assert.equal(slots.size, 1, `${JSON.stringify(id)} spans slots ${[...slots].join(', ')}`);
     }
     const window = keys.filter((key) => key.startsWith('keys:sw:'));
     assert.equal(window.length, IDS.length);
@@ -91,19 +169,30 @@ describe('redis keys: slots as a real Cluster node computes them', function () {
     await server?.stop();
   });
 
-  it('agrees with CLUSTER KEYSLOT for every key shape the stores write', async () => {
+  it('agrees with CLUSTER KEYSLOT for every key shape the stores write, and every slot epoch', async () => {
     const cluster: Redis | undefined = node;
     assert.ok(cluster);
-    const keyslot = async (key: string): Promise<number> => Number(await cluster.call('CLUSTER', 'KEYSLOT', key));
-    for (const id of [...IDS, '{', '}', '{}', '%7B', 'ünïcødé']) {
-      for (const key of [windowRecordKey('p:', id), seenKey('p:', id, 41, '76c73ee2946cc70e')]) {
-        const slot = await keyslot(key);
-        assert.equal(redisKeySlot(key), slot, key);
-        assert.equal(calculateSlot(key), slot, key);
-      }
+    const keyslots = async (keys: string[]): Promise<number[]> => {
+      const pipeline = cluster.pipeline();
+      for (const key of keys) pipeline.call('CLUSTER', 'KEYSLOT', key);
+      return ((await pipeline.exec()) ?? []).map(([error, slot]) => {
+        assert.equal(error, null);
+        return Number(slot);
+      });
+    };
+    const keys: string[] = [];
+    for (const id of [...IDS, '}', '{}', '%7B', 'ünïcødé']) {
+      keys.push(windowRecordKey('p:', id), seenKey('p:', id, `${id}:41:76c73ee2946cc70e`), seenKey('p:', id, id), seenGroupEpochKey('p:', id));
     }
+    const slots = await keyslots(keys);
+    keys.forEach((key, i) => {
+      assert.equal(redisKeySlot(key), slots[i], key);
+      assert.equal(calculateSlot(key), slots[i], key);
+    });
+    const epochs = Array.from({ length: SLOT_COUNT }, (_, slot) => epochKey('p:', SEEN_SEGMENT, slot));
+    assert.deepEqual(await keyslots(epochs), Array.from({ length: SLOT_COUNT }, (_, slot) => slot));
     // The reason for the test helper: on an empty tag the package and Redis disagree.
     const awkward = 'p:rc:{}x}:1:h';
-    assert.equal(redisKeySlot(awkward), await keyslot(awkward));
+    assert.equal(redisKeySlot(awkward), (await keyslots([awkward]))[0]);
   });
 });

@@ -1,190 +1,305 @@
 /**
  * ioredis resends a command that was in flight when the connection dropped,
- * so a script that already ran can run again with the same arguments. The
- * call token makes the second run report what the first one decided for an
- * admitted ping/reading, instead of suppressing it as a duplicate of itself.
- * Simulated here by sending the identical call twice.
+ * so a script call that already ran can run again with the same arguments.
+ * The call's token makes the second run report what the first one decided
+ * (an admitted ping as `replayed`, never as late behind the record the first
+ * run wrote; a suppression again as the suppression it was) and write
+ * nothing; a reset in a resent call raises its epoch once. Simulated here by
+ * sending the identical call twice, packed from the Lua headers' layouts.
+ * Also: what the records and entries hold, byte for byte.
  */
 import assert from 'node:assert/strict';
-import { createHash } from 'crypto';
-import { seenKey, windowRecordKey } from '../../src/redis/key-names';
-import { decodeOutcomes, decodeWindowRecord, encodePings, type WindowRecord } from '../../src/stores/redis-window-store';
+import { epochKey, SEEN_SEGMENT, seenGroupEpochKey, seenKey, WINDOW_SEGMENT, windowRecordKey } from '../../src/redis/key-names';
+import { decodeOutcomes, decodeWindowRecord, type WindowRecord } from '../../src/stores/redis-window-store';
+import { claimNames, settleNames } from '../contract/seen-store.contract';
 import { BASE_SECONDS, LAT, LON } from '../contract/window-store.contract';
-import { scriptedClientPerTest } from '../support/scripted-redis';
+import { useRedis } from '../support/global-hooks';
+import {
+  decodeEpoch,
+  scriptedClientPerTest,
+  seenCall,
+  seenOps,
+  windowCall,
+  windowOps,
+  windowRule,
+  type RawSeenOp,
+  type RawWindowOp,
+} from '../support/scripted-redis';
 
-const RULE_ARGS = ['60', '25', '3600'];
+const PREFIX = 'replay:';
+const RULE = windowRule({ minSeconds: 60, minMetres: 25, minHeadingDegrees: 10, maxAheadSeconds: 300, ttlSeconds: 3600 });
+const T0 = BASE_SECONDS * 1000;
+const NOW = T0 + 3_600_000;
 
 describe('redis scripts: a resent call is recognised by its token', () => {
+  useRedis();
   const client = scriptedClientPerTest();
 
   describe('sliding window', () => {
-    const key = windowRecordKey('replay:', 'veh-1');
-    const at = (seconds: number, lat = LAT, lon = LON): Triple => [(BASE_SECONDS + seconds) * 1000, lat, lon];
-    type Triple = [t: number, lat: number, lon: number];
-    /** reason, dtSeconds, distanceMetres, accepted, suppressed of each ping. */
-    type Row = [string, number | null, number | null, number, number];
-    const call = async (token: string, ...pings: Triple[]): Promise<Row[]> => {
-      const packed = encodePings(pings.map(([t, lat, lon]) => ({ t, lat, lon })));
-      const reply = await client().dedupSlidingWindowBuffer(pings.length, pings.map(() => key), RULE_ARGS, token, packed);
-      return decodeOutcomes(reply).map((o) => [o.reason, o.dtSeconds, o.distanceMetres, o.accepted, o.suppressed]);
+    const epoch = epochKey(PREFIX, WINDOW_SEGMENT, undefined);
+    const key = windowRecordKey(PREFIX, 'veh-1');
+    const at = (seconds: number, lat = LAT, more: Partial<RawWindowOp> = {}): RawWindowOp => ({ op: 'ping', t: T0 + seconds * 1000, lat, lon: LON, ...more }) as RawWindowOp;
+    /** reason (or 'reset'), dtSeconds, distanceMetres, accepted, suppressed of each operation. */
+    type Row = [string, number | null, number | null, number, number] | ['reset'];
+    const call = async (token: number, ...ops: RawWindowOp[]): Promise<Row[]> => {
+      const keys = [epoch, ...ops.map((op) => (op.op === 'resetAll' ? epoch : key))];
+      const reply = await client().dedupSlidingWindowBuffer(keys.length, keys, RULE, windowCall(NOW, token), windowOps(ops));
+      return decodeOutcomes(reply).map((o) => (o === undefined ? ['reset'] : [o.reason, o.dtSeconds, o.distanceMetres, o.accepted, o.suppressed]));
     };
+    const reasons = (rows: Row[]): string[] => rows.map((row) => row[0]);
     const record = async (): Promise<WindowRecord> => decodeWindowRecord((await client().getBuffer(key)) as Buffer);
-    const callId = (token: string): string => createHash('sha1').update(token).digest('hex').slice(0, 12);
+    const raw = async (): Promise<Buffer | null> => client().getBuffer(key);
 
     it('reports an admitted ping as replayed, not late, and does not count it twice', async () => {
-      assert.deepEqual(await call('tok-1', at(0)), [['first', null, null, 1, 0]]);
-      assert.deepEqual(await call('tok-1', at(0)), [['replayed', null, null, 1, 0]]);
+      assert.deepEqual(await call(101, at(0)), [['first', null, null, 1, 0]]);
+      assert.deepEqual(await call(101, at(0)), [['replayed', null, null, 1, 0]]);
       // A different call with the same ping is a genuine duplicate.
-      assert.deepEqual(await call('tok-2', at(0)), [['late', 0, null, 1, 1]]);
+      assert.deepEqual(await call(102, at(0)), [['late', 0, null, 1, 1]]);
     });
 
     it('still suppresses a resent ping that the first run suppressed', async () => {
-      await call('tok-1', at(0));
-      assert.equal((await call('tok-2', at(4)))[0]?.[0], 'window');
-      assert.equal((await call('tok-2', at(4)))[0]?.[0], 'window');
+      await call(101, at(0));
+      assert.deepEqual(reasons(await call(102, at(4))), ['window']);
+      assert.deepEqual(reasons(await call(102, at(4))), ['window']);
     });
 
     it('recognises every ping the call admitted, and repeats its suppressions, when it admitted several of one asset', async () => {
       const pings = [at(0), at(4), at(61), at(122)]; // first, window, elapsed, elapsed
-      const first = await call('tok-5', ...pings);
-      assert.deepEqual(first.map((row) => row[0]), ['first', 'window', 'elapsed', 'elapsed']);
-      const resent = await call('tok-5', ...pings);
+      const first = await call(105, ...pings);
+      assert.deepEqual(reasons(first), ['first', 'window', 'elapsed', 'elapsed']);
+      const resent = await call(105, ...pings);
       // Pings 1, 3 and 4 were admitted by the first run: none may now be
       // reported as late behind the record that run itself wrote; ping 2 is
       // suppressed again for the reason, and with the figures, it had.
-      assert.deepEqual(resent.map((row) => row[0]), ['replayed', 'window', 'replayed', 'replayed']);
+      assert.deepEqual(reasons(resent), ['replayed', 'window', 'replayed', 'replayed']);
       assert.deepEqual(resent[1]?.slice(0, 3), first[1]?.slice(0, 3));
       assert.deepEqual(resent.map((row) => row.slice(3)), [[3, 1], [3, 1], [3, 1], [3, 1]], 'counts as they stand, not counted again');
       const written = await record();
-      assert.deepEqual([written.first, written.call, written.before], [1, callId('tok-5'), null]);
+      assert.deepEqual([written.first, written.call, written.before], [1, 105, null]);
     });
 
     it('re-derives suppressions before the call\'s first admission from the baseline kept for it', async () => {
-      await call('tok-a', at(0));
+      await call(110, at(0));
       // A redelivery (window), then the vehicle moved (admitted), then jitter
       // near the new position (window), then an old ping (late).
       const moved = LAT + 0.001;
       const pings = [at(4), at(10, moved), at(12, moved), at(1)];
-      const first = await call('tok-b', ...pings);
-      assert.deepEqual(first.map((row) => row[0]), ['window', 'moved', 'window', 'late']);
+      const first = await call(111, ...pings);
+      assert.deepEqual(reasons(first), ['window', 'moved', 'window', 'late']);
+      assert.equal((await raw())?.length, 44 + 26, 'the record keeps the baseline from before the call');
       const written = await record();
       assert.equal(written.first, 2);
-      assert.deepEqual(written.before, { t: at(0)[0], lat: LAT, lon: LON }, 'the baseline from before tok-b');
-      const resent = await call('tok-b', ...pings);
+      assert.deepEqual(written.before, { t: T0, lat: LAT, lon: LON }, 'the baseline from before call 111');
+      const resent = await call(111, ...pings);
       assert.deepEqual(resent.map((row) => row.slice(0, 3)), first.map((row, i) => (i === 1 ? ['replayed', null, null] : row.slice(0, 3))));
       assert.deepEqual(await record(), written, 'the resend wrote nothing');
       // The next admission by another call drops the kept baseline.
-      await call('tok-c', at(200, moved));
+      await call(112, at(200, moved));
+      assert.equal((await raw())?.length, 44);
       assert.equal((await record()).before, null);
     });
 
     it('still recognises a resend after another call only suppressed pings of the asset', async () => {
-      await call('tok-7', at(0), at(61));
-      await call('tok-8', at(70));
-      assert.deepEqual(await call('tok-7', at(0), at(61)), [['replayed', null, null, 2, 1], ['replayed', null, null, 2, 1]]);
+      await call(107, at(0), at(61));
+      await call(108, at(70));
+      assert.deepEqual(await call(107, at(0), at(61)), [['replayed', null, null, 2, 1], ['replayed', null, null, 2, 1]]);
     });
 
     it('does not mistake another call whose indices match for this one', async () => {
-      await call('tok-6', at(0));
+      await call(106, at(0));
       // Same index 1, different token: a genuine duplicate, not a replay.
-      assert.equal((await call('tok-66', at(0)))[0]?.[0], 'late');
-      assert.equal((await call('tok-', at(0)))[0]?.[0], 'late');
+      assert.deepEqual(reasons(await call(1060, at(0))), ['late']);
+      assert.deepEqual(reasons(await call(2 ** 48 - 1, at(0))), ['late']);
     });
 
     it('leaves the record exactly as the first run wrote it', async () => {
-      await call('tok-1', at(0));
-      const before = (await client().getBuffer(key)) as Buffer;
-      await call('tok-1', at(0));
-      assert.deepEqual((await client().getBuffer(key)) as Buffer, before);
-      const written = decodeWindowRecord(before);
-      assert.deepEqual(
-        { t: written.t, lat: written.lat, lon: written.lon, accepted: written.accepted, suppressed: written.suppressed, layout: written.layout, first: written.first, call: written.call },
-        { t: at(0)[0], lat: LAT, lon: LON, accepted: 1, suppressed: 0, layout: 'compact', first: 1, call: callId('tok-1') },
-      );
+      await call(101, at(0));
+      const before = await raw();
+      await call(101, at(0));
+      assert.deepEqual(await raw(), before);
+    });
+
+    it('replays a resent call whose pings straddle a reset of their asset', async () => {
+      // Admitted, reset, admitted again: the record written names the call.
+      assert.deepEqual(reasons(await call(120, at(0), { op: 'resetAsset' }, at(4))), ['first', 'reset', 'first']);
+      const written = await raw();
+      assert.deepEqual(reasons(await call(120, at(0), { op: 'resetAsset' }, at(4))), ['replayed', 'reset', 'replayed']);
+      assert.deepEqual(await raw(), written, 'the resend wrote and deleted nothing');
+      assert.deepEqual(reasons(await call(121, at(8))), ['window'], 'the record is the one after the reset');
+    });
+
+    it('replays a suppression before a reset against the baseline from before the call', async () => {
+      await call(130, at(0));
+      const first = await call(131, at(4), { op: 'resetAsset' }, at(5));
+      assert.deepEqual(reasons(first), ['window', 'reset', 'first']);
+      const resent = await call(131, at(4), { op: 'resetAsset' }, at(5));
+      assert.deepEqual(reasons(resent), ['window', 'reset', 'replayed']);
+      assert.deepEqual(resent[0]?.slice(0, 3), first[0]?.slice(0, 3));
+    });
+
+    it('raises the epoch once for a reset of every asset, however often the call is resent', async () => {
+      assert.deepEqual(reasons(await call(140, at(0), { op: 'resetAll' }, at(4))), ['first', 'reset', 'first']);
+      assert.deepEqual(decodeEpoch(await client().getBuffer(epoch)), { count: 1, call: 140 });
+      assert.deepEqual(reasons(await call(140, at(0), { op: 'resetAll' }, at(4))), ['replayed', 'reset', 'replayed']);
+      assert.deepEqual(decodeEpoch(await client().getBuffer(epoch)), { count: 1, call: 140 });
+      // A record written by a later call survives the resent reset.
+      assert.deepEqual(reasons(await call(141, at(70))), ['elapsed']);
+      await call(140, at(0), { op: 'resetAll' }, at(4));
+      assert.deepEqual(reasons(await call(142, at(74))), ['window'], 'the later record survived');
+      assert.equal(await client().ttl(epoch), -1, 'an epoch key of a slot never expires');
+    });
+
+    it('forgets the call\'s own pings at each reset of every asset in it, raising the epoch once', async () => {
+      const ops: RawWindowOp[] = [at(0), { op: 'resetAll' }, at(4), { op: 'resetAll' }, at(8)];
+      assert.deepEqual(reasons(await call(145, ...ops)), ['first', 'reset', 'first', 'reset', 'first']);
+      assert.deepEqual(decodeEpoch(await client().getBuffer(epoch)), { count: 1, call: 145 });
+      assert.deepEqual(reasons(await call(145, ...ops)), ['replayed', 'reset', 'replayed', 'reset', 'replayed']);
+      assert.deepEqual(reasons(await call(146, at(12))), ['window'], 'the baseline is the last ping of the call');
+    });
+
+    it('writes nothing for a retried message it recognises as the baseline', async () => {
+      await call(150, at(0, LAT, { events: 9 } as Partial<RawWindowOp>));
+      const before = await raw();
+      assert.deepEqual(await call(151, at(0, LAT, { events: 9, retry: true } as Partial<RawWindowOp>)), [['replayed', null, null, 1, 0]]);
+      assert.deepEqual(await raw(), before);
     });
   });
 
   describe('sliding window record', () => {
-    const key = windowRecordKey('replay:', 'veh-2');
-    const call = async (token: string, t: number, lat: number, lon: number): Promise<string> => {
-      const reply = await client().dedupSlidingWindowBuffer(1, [key], RULE_ARGS, token, encodePings([{ t, lat, lon }]));
-      return decodeOutcomes(reply)[0]?.reason ?? '?';
+    const epoch = epochKey(PREFIX, WINDOW_SEGMENT, undefined);
+    const key = windowRecordKey(PREFIX, 'veh-2');
+    const call = async (token: number, op: RawWindowOp): Promise<string> => {
+      const reply = await client().dedupSlidingWindowBuffer(2, [epoch, key], RULE, windowCall(NOW, token), windowOps([op]));
+      return decodeOutcomes(reply)[0]?.reason ?? 'reset';
     };
-    const T0 = BASE_SECONDS * 1000;
 
-    it('is a string with the TTL, 28 bytes while the values fit the compact layout', async () => {
-      await call('r-1', T0, LAT, LON);
+    it('is one 44-byte string with every field of the rules, and the TTL', async () => {
+      const events = 2 ** 48 - 2;
+      assert.equal(await call(201, { op: 'ping', t: T0 + 0.25, lat: 52.520008712345, lon: -13.4049547000001, heading: 359.996, accuracy: 12.34, events }), 'first');
       assert.equal(await client().type(key), 'string');
-      assert.equal(await client().strlen(key), 28);
+      assert.equal(await client().strlen(key), 44);
       const ttl = await client().ttl(key);
       assert.ok(ttl > 3590 && ttl <= 3600, String(ttl));
+      assert.deepEqual(decodeWindowRecord((await client().getBuffer(key)) as Buffer), {
+        t: T0 + 0.25, // exact
+        lat: 52.5200087, // to 1e-7 degrees
+        lon: -13.4049547,
+        accepted: 1,
+        suppressed: 0,
+        call: 201,
+        first: 1,
+        events,
+        heading: 0, // 359.996 to 0.01 degrees is 360, which is north
+        accuracy: 12.3, // to 0.1 m
+        epoch: 0,
+        before: null,
+      });
     });
 
-    it('falls back to exact doubles (42 bytes) for values the compact layout cannot hold', async () => {
-      // Fractional milliseconds, and coordinates with more than seven decimals.
-      const t = T0 + 0.25;
-      const lat = 52.520008712345;
-      const lon = -13.4049547000001;
-      await call('r-2', t, lat, lon);
-      assert.equal(await client().strlen(key), 42);
+    it('stores a missing heading as none, and caps the accuracy', async () => {
+      await call(202, { op: 'ping', t: T0, lat: LAT, lon: LON, accuracy: 1e6 });
       const written = decodeWindowRecord((await client().getBuffer(key)) as Buffer);
-      assert.deepEqual([written.layout, written.t, written.lat, written.lon], ['full', t, lat, lon]);
-      // The baseline is the exact ping: a ping a hair later in time and place is judged against it.
-      assert.equal(await call('r-3', t + 0.25, lat, lon), 'window');
-      assert.equal(await call('r-4', t, lat, lon), 'late');
+      assert.ok(Number.isNaN(written.heading));
+      assert.equal(written.accuracy, 6553.4);
     });
 
     it('keeps the TTL of the last admission when it only counts a suppression', async () => {
-      await call('r-5', T0, LAT, LON);
+      await call(205, { op: 'ping', t: T0, lat: LAT, lon: LON });
       await client().expire(key, 100);
-      assert.equal(await call('r-6', T0 + 4000, LAT, LON), 'window');
+      assert.equal(await call(206, { op: 'ping', t: T0 + 4000, lat: LAT, lon: LON }), 'window');
       const ttl = await client().ttl(key);
       assert.ok(ttl > 90 && ttl <= 100, `TTL ${ttl}: a suppression must not extend the record's life`);
       assert.equal(decodeWindowRecord((await client().getBuffer(key)) as Buffer).suppressed, 1);
-      assert.equal(await call('r-7', T0 + 61_000, LAT, LON), 'elapsed');
+      assert.equal(await call(207, { op: 'ping', t: T0 + 61_000, lat: LAT, lon: LON }), 'elapsed');
       assert.ok((await client().ttl(key)) > 3590, 'an admission starts the TTL again');
     });
 
-    it('reads a record of the earlier hash layout as absent and replaces it', async () => {
-      await client().hset(key, 't', String(T0), 'lat', String(LAT), 'lon', String(LON), 'id', 'old.1', 'acc', '5');
-      await client().expire(key, 3600);
-      assert.equal(await call('r-8', T0 + 4000, LAT, LON), 'first');
-      assert.equal(await client().type(key), 'string');
-      assert.equal(await call('r-9', T0 + 8000, LAT, LON), 'window');
+    it('reads a value of another shape as absent and replaces it', async () => {
+      for (const junk of [Buffer.from('x'), Buffer.alloc(43), Buffer.alloc(45)]) {
+        await client().set(key, junk);
+        assert.equal(await call(208, { op: 'ping', t: T0 + 4000, lat: LAT, lon: LON }), 'first');
+        assert.equal(await client().strlen(key), 44);
+      }
     });
 
-    it('accepts the pings as decimal text arguments too (for tools such as redis-benchmark)', async () => {
-      const text = (token: string, seconds: number): Promise<Buffer> =>
-        client().dedupSlidingWindowBuffer(1, [key], RULE_ARGS, token, String((BASE_SECONDS + seconds) * 1000), String(LAT), String(LON));
-      assert.equal(decodeOutcomes(await text('x-1', 0))[0]?.reason, 'first');
-      assert.equal(decodeOutcomes(await text('x-2', 4))[0]?.reason, 'window');
-      assert.equal(decodeOutcomes(await text('x-2', 4))[0]?.reason, 'window');
-      assert.equal(await call('x-3', T0 + 61_000, LAT, LON), 'elapsed');
+    it('refuses operations that do not match the keys', async () => {
+      await assert.rejects(client().dedupSlidingWindowBuffer(2, [epoch, key], RULE, windowCall(NOW, 209), Buffer.alloc(47)), /47 bytes of operations for 1 keys/);
     });
   });
 
   describe('seen set', () => {
-    const k1 = seenKey('replay:', 'bin-A17', 41, '76c73ee2946cc70e');
-    const k2 = seenKey('replay:', 'bin-A17', 42, 'ed9b14ef6ee4c460');
+    const slotEpoch = epochKey(PREFIX, SEEN_SEGMENT, undefined);
+    const group = seenGroupEpochKey(PREFIX, 'bin-A17');
+    const k1 = seenKey(PREFIX, 'bin-A17', 'bin-A17:41:76c73ee2946cc70e');
+    const k2 = seenKey(PREFIX, 'bin-A17', 'bin-A17:42:ed9b14ef6ee4c460');
+    const LEASE_MS = 60_000;
+    /** KEYS: 1 slot epoch, 2 group epoch, 3 k1, 4 k2. */
+    const call = async (token: number, ops: Omit<RawSeenOp, 'group'>[], more: { confirm?: boolean; nowMs?: number } = {}): Promise<number[]> => {
+      const argv = seenCall({ nowMs: more.nowMs ?? NOW, ttlSeconds: 3600, leaseMs: LEASE_MS, confirm: more.confirm ?? false, token });
+      return client().dedupSeenSet(4, [slotEpoch, group, k1, k2], argv, seenOps(ops.map((op) => ({ ...op, group: 2 }))));
+    };
+    const claims = (token: number): Omit<RawSeenOp, 'group'>[] => [
+      { op: 'claim', key: 3, token },
+      { op: 'claim', key: 4, token },
+    ];
 
-    it('reports claimed keys as admitted again when the same call is resent', async () => {
-      assert.deepEqual(await client().dedupSeenSet(2, k1, k2, '3600', 'tok-A'), [1, 1]);
-      assert.deepEqual(await client().dedupSeenSet(2, k1, k2, '3600', 'tok-A'), [1, 1]);
-      // Another call claiming the same keys: duplicates.
-      assert.deepEqual(await client().dedupSeenSet(2, k1, k2, '3600', 'tok-B'), [0, 0]);
+    it('answers a resent claim as replayed, and another message\'s claim as a duplicate', async () => {
+      assert.deepEqual(claimNames(await call(301, claims(7001))), ['admitted', 'admitted']);
+      assert.deepEqual(claimNames(await call(301, claims(7001))), ['replayed', 'replayed']);
+      assert.deepEqual(claimNames(await call(302, claims(7002))), ['duplicate', 'duplicate']);
     });
 
-    it('keeps an in-burst replay a duplicate when the burst is resent', async () => {
-      assert.deepEqual(await client().dedupSeenSet(3, k1, k1, k2, '3600', 'tok-C'), [1, 0, 1]);
-      assert.deepEqual(await client().dedupSeenSet(3, k1, k1, k2, '3600', 'tok-C'), [1, 0, 1]);
+    it('answers a resent claim in confirm mode as replayed, with a fresh lease', async () => {
+      assert.deepEqual(claimNames(await call(303, claims(7003), { confirm: true })), ['admitted', 'admitted']);
+      const later = NOW + LEASE_MS - 1;
+      assert.deepEqual(claimNames(await call(303, claims(7003), { confirm: true, nowMs: later })), ['replayed', 'replayed']);
+      const raw = (await client().getBuffer(k1)) as Buffer;
+      assert.equal(raw.length, 19, 'a pending entry carries its deadline');
+      assert.equal(raw.readDoubleLE(11), later + LEASE_MS);
+      assert.deepEqual(claimNames(await call(304, claims(7004), { confirm: true, nowMs: NOW + LEASE_MS + 1 })), ['inFlight', 'inFlight']);
     });
 
-    it('claims with SET NX EX: the key holds the first call and has a TTL', async () => {
-      await client().dedupSeenSet(1, k1, '3600', 'tok-D');
-      await client().dedupSeenSet(1, k1, '3600', 'tok-E');
-      assert.equal(await client().get(k1), 'tok-D.1', 'first write wins');
-      const ttl = await client().ttl(k1);
-      assert.ok(ttl > 3590 && ttl <= 3600, String(ttl));
+    it('answers a resent confirm and a resent release as settled, and leaves the entry as the first run did', async () => {
+      await call(305, [{ op: 'claim', key: 3, token: 7005 }, { op: 'claim', key: 4, token: 7005 }], { confirm: true });
+      const settle: Omit<RawSeenOp, 'group'>[] = [
+        { op: 'confirm', key: 3, token: 7005 },
+        { op: 'release', key: 4, token: 7005 },
+      ];
+      assert.deepEqual(settleNames(await call(306, settle, { confirm: true })), ['settled', 'settled']);
+      const after = [await client().getBuffer(k1), await client().getBuffer(k2)];
+      assert.deepEqual(settleNames(await call(306, settle, { confirm: true })), ['settled', 'settled']);
+      assert.deepEqual([await client().getBuffer(k1), await client().getBuffer(k2)], after);
+    });
+
+    it('raises a reset\'s epoch once, however often the call is resent, and never loses what was written after it', async () => {
+      await call(310, claims(7010));
+      assert.deepEqual(await call(311, [{ op: 'resetAll', key: 1, token: 0 }]), [0]);
+      assert.deepEqual(claimNames(await call(312, claims(7012))), ['admitted', 'admitted']);
+      assert.deepEqual(await call(311, [{ op: 'resetAll', key: 1, token: 0 }]), [0]);
+      assert.deepEqual(decodeEpoch(await client().getBuffer(slotEpoch)), { count: 1, call: 311 });
+      assert.deepEqual(claimNames(await call(313, claims(7013))), ['duplicate', 'duplicate'], 'the claims after the reset survived its resend');
+
+      assert.deepEqual(await call(314, [{ op: 'resetGroup', key: 2, token: 0 }]), [0]);
+      assert.deepEqual(claimNames(await call(315, claims(7015))), ['admitted', 'admitted']);
+      assert.deepEqual(await call(314, [{ op: 'resetGroup', key: 2, token: 0 }]), [0]);
+      assert.deepEqual(decodeEpoch(await client().getBuffer(group)), { count: 1, call: 314 });
+      assert.deepEqual(claimNames(await call(316, claims(7016))), ['duplicate', 'duplicate']);
+    });
+
+    it('writes an entry with SET PX: epochs, state and token, and the TTL', async () => {
+      await call(320, claims(7020));
+      await call(321, claims(7021));
+      const raw = (await client().getBuffer(k1)) as Buffer;
+      assert.equal(raw.length, 11);
+      assert.deepEqual([raw.readUInt16LE(0), raw.readUInt16LE(2), raw[4], raw.readUIntLE(5, 6)], [0, 0, 0, 7020], 'first write wins');
+      const pttl = await client().pttl(k1);
+      assert.ok(pttl > 3_590_000 && pttl <= 3_600_000, String(pttl));
+    });
+
+    it('refuses an unknown operation and operations of a broken length', async () => {
+      const argv = seenCall({ nowMs: NOW, ttlSeconds: 3600, leaseMs: LEASE_MS, confirm: false, token: 330 });
+      await assert.rejects(client().dedupSeenSet(2, [slotEpoch, k1], argv, Buffer.alloc(11)), /unknown operation 0/);
+      await assert.rejects(client().dedupSeenSet(2, [slotEpoch, k1], argv, Buffer.alloc(12)), /not whole operations/);
     });
   });
 });

@@ -1,62 +1,178 @@
 /**
- * The Lua scripts outlive what empties Redis' script cache: SCRIPT FLUSH and
- * a server restart (as after a failover). ioredis' defineCommand sends
- * EVALSHA and falls back to EVAL on NOSCRIPT; these tests prove that path.
+ * The Lua scripts as Redis runs them: the prelude that names the reason and
+ * claim codes from the TypeScript tables (issue 14), EVALSHA once a script
+ * is cached, and what empties Redis' script cache (SCRIPT FLUSH, a server
+ * restart, as after a failover): ioredis answers NOSCRIPT by sending the
+ * text again, and the calls must keep their order through it, or a reset
+ * could overtake the pings around it (issue 9).
  */
 import assert from 'node:assert/strict';
 import { createHash } from 'crypto';
+import { readFileSync } from 'fs';
+import { join } from 'path';
 import type Redis from 'ioredis';
-import { defineDedupScripts, scriptSource } from '../../src/redis/scripts';
+import { CLAIM, LEASE_EXPIRED, SETTLE } from '../../src/core/seen-codes';
+import { WINDOW_REASONS } from '../../src/core/window-reasons';
+import { defineDedupScripts, scriptSource, type ScriptName } from '../../src/redis/scripts';
+import { MemoryWindowStore } from '../../src/stores/memory-window-store';
 import { RedisSeenStore } from '../../src/stores/redis-seen-store';
 import { RedisWindowStore } from '../../src/stores/redis-window-store';
+import type { WindowOutcome } from '../../src/stores/types';
+import { claimNames, newToken, reading } from '../contract/seen-store.contract';
 import { ping } from '../contract/window-store.contract';
-import { reading } from '../contract/seen-store.contract';
-import { closeRedisClient, newRedisClient } from '../support/global-hooks';
+import { claim, decide, resetSeen, resetWindow } from '../support/ask';
+import { closeRedisClient, newRedisClient, useRedis } from '../support/global-hooks';
 import { redisServerAvailable, startRedisServer, type RedisServer } from '../support/redis-server';
-import { scriptedClientPerTest, SETTINGS, storeOptions } from '../support/scripted-redis';
+import { scriptedClientPerTest, SEEN_SETTINGS, SETTINGS, storeOptions } from '../support/scripted-redis';
 
 const OPTIONS = storeOptions('scripts:');
+/** One operation per script call, so that every operation is a call of its own on the wire. */
+const ONE_PER_CALL = storeOptions('scripts:', { maxBatch: 1 });
+const LUA_DIR = join(__dirname, '..', '..', 'lua');
 
 const sha1 = (text: string): string => createHash('sha1').update(text).digest('hex');
+const SHAS = [sha1(scriptSource('dedupSlidingWindow')), sha1(scriptSource('dedupSeenSet'))];
 
 function waitForReady(client: Redis): Promise<void> {
   if (client.status === 'ready') return Promise.resolve();
   return new Promise((resolve) => client.once('ready', () => resolve()));
 }
 
-describe('redis scripts survive an empty script cache', () => {
+/** How many NOSCRIPT errors the server has replied, from INFO errorstats. */
+async function noscriptErrors(client: Redis): Promise<number> {
+  return Number(/^errorstat_NOSCRIPT:count=(\d+)/m.exec(await client.info('errorstats'))?.[1] ?? 0);
+}
+
+/** The first words of the commands the server receives while `work` runs. */
+async function commandsDuring(client: Redis, work: () => Promise<unknown>): Promise<string[]> {
+  const monitor = await client.monitor();
+  const commands: string[] = [];
+  monitor.on('monitor', (_time: string, args: string[]) => commands.push(String(args[0]).toLowerCase()));
+  await work();
+  // MONITOR lines arrive asynchronously; give them a moment.
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  monitor.disconnect();
+  return commands;
+}
+
+describe('redis scripts: the codes both sides name', () => {
+  useRedis();
   const client = scriptedClientPerTest();
+
+  /** The tables a script's prelude defines, as Lua sees them. */
+  async function preludeTables(name: ScriptName, names: string): Promise<unknown> {
+    const prelude = scriptSource(name).split('\n')[0] as string;
+    return JSON.parse(String(await client().eval(`${prelude}\nreturn cjson.encode({ ${names} })`, 0)));
+  }
+
+  it('gives the sliding-window script the reason codes of core/window-reasons', async () => {
+    const codes = Object.fromEntries(Object.entries(WINDOW_REASONS).map(([reason, { code }]) => [reason, code]));
+    assert.deepEqual(await preludeTables('dedupSlidingWindow', 'REASON = REASON'), { REASON: codes });
+  });
+
+  it('gives the seen-set script the codes of core/seen-codes', async () => {
+    assert.deepEqual(await preludeTables('dedupSeenSet', 'CLAIM = CLAIM, LEASE_EXPIRED = LEASE_EXPIRED, SETTLE = SETTLE'), {
+      CLAIM: { ...CLAIM },
+      LEASE_EXPIRED,
+      SETTLE: { ...SETTLE },
+    });
+  });
+
+  it('uses, in each script, exactly the names the tables define, and defines none itself', () => {
+    const uses = (file: string, table: string): Set<string> =>
+      new Set([...readFileSync(join(LUA_DIR, file), 'utf8').matchAll(new RegExp(`\\b${table}\\.(\\w+)`, 'g'))].map((m) => m[1] as string));
+    assert.deepEqual([...uses('sliding-window.lua', 'REASON')].sort(), Object.keys(WINDOW_REASONS).sort());
+    assert.deepEqual([...uses('seen-set.lua', 'CLAIM')].sort(), Object.keys(CLAIM).sort());
+    assert.deepEqual([...uses('seen-set.lua', 'SETTLE')].sort(), Object.keys(SETTLE).sort());
+    for (const file of ['sliding-window.lua', 'seen-set.lua']) {
+      const text = readFileSync(join(LUA_DIR, file), 'utf8');
+      assert.doesNotMatch(text, /^\s*local\s+[\w\s,]*\b(REASON|CLAIM|SETTLE|LEASE_EXPIRED)\b[\w\s,]*=/m, `${file} defines a code table of its own`);
+    }
+  });
+});
+
+describe('redis scripts survive an empty script cache', () => {
+  useRedis();
+  const client = scriptedClientPerTest();
+
+  it('sends the text with EVAL on a new connection, and EVALSHA once the script is cached', async () => {
+    const windows = new RedisWindowStore(client(), SETTINGS, OPTIONS);
+    const first = await commandsDuring(client(), () => decide(windows, ping('veh-2', 0)));
+    const later = await commandsDuring(client(), async () => {
+      await decide(windows, ping('veh-2', 4));
+      await decide(windows, ping('veh-2', 8));
+    });
+    assert.deepEqual(first.filter((c) => c.startsWith('eval')), ['eval']);
+    assert.deepEqual(later.filter((c) => c.startsWith('eval')), ['evalsha', 'evalsha']);
+  });
 
   it('keeps deciding after SCRIPT FLUSH, reloading the scripts', async () => {
     const windows = new RedisWindowStore(client(), SETTINGS, OPTIONS);
-    const seen = new RedisSeenStore(client(), SETTINGS, OPTIONS);
-    const shas = [sha1(scriptSource('dedupSlidingWindow')), sha1(scriptSource('dedupSeenSet'))];
-
-    assert.equal((await windows.decide(ping('veh-1', 0))).reason, 'first');
-    assert.deepEqual(await seen.claim([reading(1, 10)]), [true]);
-    assert.deepEqual(await client().script('EXISTS', ...shas), [1, 1]);
+    const seen = new RedisSeenStore(client(), SEEN_SETTINGS, OPTIONS);
+    assert.equal((await decide(windows, ping('veh-1', 0))).reason, 'first');
+    assert.deepEqual(claimNames(await claim(seen, { claims: [reading(1, 10)], token: newToken() })), ['admitted']);
+    assert.deepEqual(await client().script('EXISTS', ...SHAS), [1, 1]);
 
     await client().script('FLUSH');
-    assert.deepEqual(await client().script('EXISTS', ...shas), [0, 0], 'the cache really is empty');
+    assert.deepEqual(await client().script('EXISTS', ...SHAS), [0, 0], 'the cache really is empty');
+    const errors = await noscriptErrors(client());
 
     // The state survived, the scripts did not: the next calls must reload them.
-    assert.equal((await windows.decide(ping('veh-1', 4))).reason, 'window');
-    assert.deepEqual(await seen.claim([reading(1, 10), reading(2, 20)]), [false, true]);
-    assert.deepEqual(await client().script('EXISTS', ...shas), [1, 1]);
+    assert.equal((await decide(windows, ping('veh-1', 4))).reason, 'window');
+    assert.deepEqual(claimNames(await claim(seen, { claims: [reading(1, 10), reading(2, 20)], token: newToken() })), ['duplicate', 'admitted']);
+    assert.deepEqual(await client().script('EXISTS', ...SHAS), [1, 1]);
+    assert.equal(await noscriptErrors(client()), errors + 2, 'each script went through NOSCRIPT once');
   });
 
-  it('sends EVALSHA, not the script text, once the script is cached', async () => {
-    const windows = new RedisWindowStore(client(), SETTINGS, OPTIONS);
-    await windows.decide(ping('veh-2', 0));
-    const monitor = await client().monitor();
-    const commands: string[] = [];
-    monitor.on('monitor', (_time: string, args: string[]) => commands.push(String(args[0]).toLowerCase()));
-    await windows.decide(ping('veh-2', 4));
-    await windows.decide(ping('veh-2', 8));
-    // MONITOR lines arrive asynchronously; give them a moment.
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    monitor.disconnect();
-    assert.deepEqual(commands.filter((c) => c.startsWith('eval')), ['evalsha', 'evalsha']);
+  it('keeps a reset between the ping calls around it through NOSCRIPT (issue 9)', async () => {
+    const windows = new RedisWindowStore(client(), SETTINGS, ONE_PER_CALL);
+    assert.equal((await decide(windows, ping('veh-x', 0))).reason, 'first');
+    await client().script('FLUSH');
+    const errors = await noscriptErrors(client());
+    const before = decide(windows, ping('veh-x', 1));
+    const reset = resetWindow(windows, 'veh-x');
+    const after = decide(windows, ping('veh-x', 2));
+    await reset;
+    assert.deepEqual([(await before).reason, (await after).reason], ['window', 'first']);
+    assert.equal(await noscriptErrors(client()), errors + 3, 'all three calls were sent before the script was back, and resent');
+  });
+
+  it('keeps a device reset between the claim calls around it through NOSCRIPT', async () => {
+    const seen = new RedisSeenStore(client(), SEEN_SETTINGS, ONE_PER_CALL);
+    const keys = [reading(1, 10)];
+    await claim(seen, { claims: keys, token: newToken() });
+    await client().script('FLUSH');
+    const errors = await noscriptErrors(client());
+    const answers = await Promise.all([
+      claim(seen, { claims: keys, token: newToken() }),
+      resetSeen(seen, 'bin-A17').then(() => []),
+      claim(seen, { claims: keys, token: newToken() }),
+      claim(seen, { claims: keys, token: newToken() }),
+    ]);
+    assert.deepEqual(answers.map((codes) => claimNames(codes)), [['duplicate'], [], ['admitted'], ['duplicate']]);
+    assert.ok((await noscriptErrors(client())) >= errors + 3);
+  });
+
+  it('decides a long run of one-operation calls resent after NOSCRIPT exactly as the memory store does', async () => {
+    const windows = new RedisWindowStore(client(), SETTINGS, ONE_PER_CALL);
+    const memory = new MemoryWindowStore({ ...SETTINGS, maxAssets: 10 });
+    await decide(windows, ping('veh-0', 0));
+    memory.decideNow(ping('veh-0', 0));
+    await client().script('FLUSH');
+    const expected: string[] = [];
+    const pending: Promise<WindowOutcome | void>[] = [];
+    for (let i = 1; i <= 60; i++) {
+      const id = `veh-${i % 3}`;
+      if (i % 7 === 0) {
+        pending.push(resetWindow(windows, i % 14 === 0 ? undefined : id));
+        memory.reset(i % 14 === 0 ? undefined : id, { value: () => undefined, error: () => undefined }, undefined);
+        expected.push('reset');
+        continue;
+      }
+      pending.push(decide(windows, ping(id, i * 11)));
+      expected.push(memory.decideNow(ping(id, i * 11)).reason);
+    }
+    assert.deepEqual((await Promise.all(pending)).map((o) => (o === undefined ? 'reset' : o.reason)), expected);
   });
 });
 
@@ -83,10 +199,10 @@ describe('redis scripts survive a server restart', function () {
     client = newRedisClient({ retryStrategy: () => 50 }, server.url);
     defineDedupScripts(client);
     const windows = new RedisWindowStore(client, SETTINGS, OPTIONS);
-    const seen = new RedisSeenStore(client, SETTINGS, OPTIONS);
-    assert.equal((await windows.decide(ping('veh-9', 0))).reason, 'first');
-    assert.equal((await windows.decide(ping('veh-9', 4))).reason, 'window');
-    assert.deepEqual(await seen.claim([reading(7, 70)]), [true]);
+    const seen = new RedisSeenStore(client, SEEN_SETTINGS, OPTIONS);
+    assert.equal((await decide(windows, ping('veh-9', 0))).reason, 'first');
+    assert.equal((await decide(windows, ping('veh-9', 4))).reason, 'window');
+    assert.deepEqual(claimNames(await claim(seen, { claims: [reading(7, 70)], token: newToken() })), ['admitted']);
 
     const pid = await client.info('server').then((info) => /process_id:(\d+)/.exec(info)?.[1]);
     await server.restart();
@@ -95,8 +211,8 @@ describe('redis scripts survive a server restart', function () {
     assert.notEqual(newPid, pid, 'the server really restarted');
 
     // Without persistence the records are gone, and so is the script cache.
-    assert.equal((await windows.decide(ping('veh-9', 8))).reason, 'first');
-    assert.equal((await windows.decide(ping('veh-9', 12))).reason, 'window');
-    assert.deepEqual(await seen.claim([reading(7, 70), reading(7, 70)]), [true, false]);
+    assert.equal((await decide(windows, ping('veh-9', 8))).reason, 'first');
+    assert.equal((await decide(windows, ping('veh-9', 12))).reason, 'window');
+    assert.deepEqual(claimNames(await claim(seen, { claims: [reading(7, 70)], token: newToken() })), ['admitted']);
   });
 });

@@ -2,15 +2,18 @@
  * The fixture of the tests that drive the Redis stores directly on the
  * shared server: every test starts from an empty database, with clients on
  * which the dedup scripts are defined, and its clients are closed after it.
+ * The suites using it call useRedis() (test/support/global-hooks) first.
  */
 import type Redis from 'ioredis';
 import { defineDedupScripts } from '../../src/redis/scripts';
-import type { RedisStoreOptions } from '../../src/stores/redis-window-store';
-import type { WindowSettings } from '../../src/stores/types';
+import type { RedisStoreOptions, SeenSettings, WindowSettings } from '../../src/stores/types';
 import { closeRedisClient, flushRedis, newRedisClient } from './global-hooks';
 
 /** The rule most store tests decide by: 60 s, 25 m, records kept an hour. */
 export const SETTINGS: WindowSettings = { minSeconds: 60, minMetres: 25, ttlSeconds: 3600 };
+
+/** The seen-set most store tests claim in: an hour, confirm mode off. */
+export const SEEN_SETTINGS: SeenSettings = { ttlSeconds: 3600, confirm: false, leaseSeconds: 60 };
 
 /** Options of a store on one server (no Cluster grouping), with a timeout no healthy call reaches. */
 export function storeOptions(keyPrefix: string, more: Partial<RedisStoreOptions> = {}): RedisStoreOptions {
@@ -61,4 +64,110 @@ export function scriptedClientPerTest(): () => Redis {
     if (current === undefined) throw new Error('the scripted client exists only while a test runs');
     return current;
   };
+}
+
+/**
+ * Writes `count` keys fast (MSET, a thousand at a time, pipelined): the
+ * crowd of unrelated keys some tests need around the ones they watch.
+ */
+export async function fillKeys(client: Redis, count: number, keyOf: (i: number) => string, valueOf: (i: number) => string | Buffer): Promise<void> {
+  const pipeline = client.pipeline();
+  for (let start = 0; start < count; start += 1000) {
+    const args: (string | Buffer)[] = [];
+    for (let i = start; i < Math.min(count, start + 1000); i++) args.push(keyOf(i), valueOf(i));
+    pipeline.mset(...args);
+  }
+  const results = (await pipeline.exec()) ?? [];
+  const failed = results.find(([error]) => error !== null);
+  if (failed) throw failed[0];
+}
+
+/*
+ * Raw script calls, packed here from the layouts the Lua files' headers
+ * describe rather than with the stores' own encoders, so that a test of the
+ * scripts does not share a packing mistake with the code it checks.
+ */
+
+/** One operation of lua/sliding-window.lua: a ping, or a reset of its asset or of every asset. */
+export type RawWindowOp =
+  | { op: 'ping'; t: number; lat: number; lon: number; heading?: number; accuracy?: number; events?: number; retry?: boolean }
+  | { op: 'resetAsset' }
+  | { op: 'resetAll' };
+
+/** ARGV[1]: '<ddddI4' minSeconds, minMetres, minHeadingDegrees (0 off), maxAheadSeconds (negative off), ttlSeconds. */
+export function windowRule(rule: { minSeconds: number; minMetres: number; minHeadingDegrees?: number; maxAheadSeconds?: number; ttlSeconds: number }): Buffer {
+  const out = Buffer.alloc(36);
+  out.writeDoubleLE(rule.minSeconds, 0);
+  out.writeDoubleLE(rule.minMetres, 8);
+  out.writeDoubleLE(rule.minHeadingDegrees ?? 0, 16);
+  out.writeDoubleLE(rule.maxAheadSeconds ?? -1, 24);
+  out.writeUInt32LE(rule.ttlSeconds, 32);
+  return out;
+}
+
+/** ARGV[2] of the window script: '<dI6' the host clock and the call's 48-bit token. */
+export function windowCall(nowMs: number, token: number): Buffer {
+  const out = Buffer.alloc(14);
+  out.writeDoubleLE(nowMs, 0);
+  out.writeUIntLE(token, 8, 6);
+  return out;
+}
+
+/** ARGV[3]: 48 bytes per operation, '<BBI6ddddd'. */
+export function windowOps(ops: readonly RawWindowOp[]): Buffer {
+  const out = Buffer.alloc(ops.length * 48);
+  ops.forEach((op, i) => {
+    const at = i * 48;
+    if (op.op !== 'ping') {
+      out[at] = op.op === 'resetAsset' ? 2 : 3;
+      return;
+    }
+    out[at] = 1;
+    out[at + 1] = (op.heading === undefined ? 0 : 1) | (op.retry ? 2 : 0);
+    out.writeUIntLE(op.events ?? 0, at + 2, 6);
+    out.writeDoubleLE(op.t, at + 8);
+    out.writeDoubleLE(op.lat, at + 16);
+    out.writeDoubleLE(op.lon, at + 24);
+    out.writeDoubleLE(op.heading ?? 0, at + 32);
+    out.writeDoubleLE(op.accuracy ?? 0, at + 40);
+  });
+  return out;
+}
+
+/** One operation of lua/seen-set.lua, naming its KEYS by index (1-based, as Lua does). */
+export interface RawSeenOp {
+  op: 'claim' | 'confirm' | 'release' | 'resetGroup' | 'resetAll';
+  key: number;
+  group: number;
+  token: number;
+}
+
+const SEEN_OP_CODES = { claim: 1, confirm: 2, release: 3, resetGroup: 4, resetAll: 5 } as const;
+
+/** ARGV[1] of the seen-set script: '<dI4dBI6' the host clock, ttlSeconds, leaseMs, confirm mode, the call's token. */
+export function seenCall(call: { nowMs: number; ttlSeconds: number; leaseMs: number; confirm: boolean; token: number }): Buffer {
+  const out = Buffer.alloc(27);
+  out.writeDoubleLE(call.nowMs, 0);
+  out.writeUInt32LE(call.ttlSeconds, 8);
+  out.writeDoubleLE(call.leaseMs, 12);
+  out[20] = call.confirm ? 1 : 0;
+  out.writeUIntLE(call.token, 21, 6);
+  return out;
+}
+
+/** ARGV[2]: 11 bytes per operation, '<BI2I2I6'. */
+export function seenOps(ops: readonly RawSeenOp[]): Buffer {
+  const out = Buffer.alloc(ops.length * 11);
+  ops.forEach((op, i) => {
+    out[i * 11] = SEEN_OP_CODES[op.op];
+    out.writeUInt16LE(op.key, i * 11 + 1);
+    out.writeUInt16LE(op.group, i * 11 + 3);
+    out.writeUIntLE(op.token, i * 11 + 5, 6);
+  });
+  return out;
+}
+
+/** An epoch key's value, '<I4I6': the counter and the call that raised it last. */
+export function decodeEpoch(raw: Buffer | null): { count: number; call: number } | null {
+  return raw === null ? null : { count: raw.readUInt32LE(0), call: raw.readUIntLE(4, 6) };
 }
