@@ -1,0 +1,198 @@
+/**
+ * Memory stores held by node id, not by node object: Node-RED builds a new
+ * node object on every deploy that touches a node (and on a full deploy or
+ * "restart flows", every node), and a store that lived in the old object
+ * would start empty, so a bin replaying its buffer right after an unrelated
+ * deploy would have every reading admitted a second time. A store lives
+ * here from its node's first start until the node is deleted (or switched
+ * to the Redis store), and, when saving is on, in the user directory across
+ * restarts (persist/state-journal).
+ */
+import { rm } from 'fs/promises';
+import { join } from 'path';
+import type { RestoreTarget, StateCodec } from '../persist/codecs';
+import { StateJournal } from '../persist/state-journal';
+import type { NodeAPI } from './api';
+
+export interface Persistable<E> extends RestoreTarget<E> {
+  entry(key: string): E | undefined;
+  /** entry(), possibly filling one reused object: what the journal reads. */
+  entryView(key: string): E | undefined;
+  keys(): string[];
+  onChange: ((key: string) => void) | undefined;
+  onClear: (() => void) | undefined;
+}
+
+export interface Persistence {
+  /** Where this node's state is saved; undefined when it is not. */
+  dir: string | undefined;
+  /** Save at most this often while something changed. */
+  intervalMs: number;
+}
+
+/**
+ * Where a node saves its state: `<userDir>/dedup-state/<node id>/`, or under
+ * the runtime setting `dedupStateDir`; nowhere when that setting is false,
+ * when the node's *Save every* is 0, or when the runtime has no user
+ * directory (as under the test helper).
+ */
+export function persistenceOf(RED: NodeAPI, nodeId: string, persistSeconds: number): Persistence {
+  const setting = RED.settings.dedupStateDir;
+  const userDir = RED.settings.userDir;
+  let base: string | undefined;
+  if (typeof setting === 'string' && setting.trim() !== '') base = setting;
+  else if (setting !== false && typeof userDir === 'string' && userDir !== '') base = join(userDir, 'dedup-state');
+  return {
+    dir: base === undefined || setting === false ? undefined : join(base, fileNameOf(nodeId)),
+    intervalMs: persistSeconds * 1000,
+  };
+}
+
+/** A node id as a directory name: as it is when it is plain, hex-encoded otherwise. */
+export function fileNameOf(nodeId: string): string {
+  return /^[A-Za-z0-9_-]{1,100}$/.test(nodeId) ? nodeId : `x${Buffer.from(nodeId, 'utf8').toString('hex').slice(0, 200)}`;
+}
+
+interface Held {
+  type: string;
+  store: Persistable<unknown>;
+  journal: StateJournal<unknown> | undefined;
+  /** The directory the state of a node with saving turned off may still hold. */
+  dir: string | undefined;
+  /** The removal of saved files still under way: a journal started meanwhile waits for it. */
+  removal: Promise<void> | undefined;
+}
+
+const held = new Map<string, Held>();
+
+export interface HeldStore<S> {
+  store: S;
+  journal: StateJournal<unknown> | undefined;
+}
+
+/**
+ * The memory store of a node: the one it had before a redeploy (given the
+ * node's new settings through `reuse`), or a new one, loaded from its saved
+ * state when there is one.
+ */
+export function holdMemoryStore<S extends Persistable<E>, E>(
+  nodeId: string,
+  type: string,
+  persistence: Persistence,
+  codec: StateCodec<E>,
+  make: () => S,
+  reuse: (store: S) => void,
+  warn: (text: string) => void,
+): HeldStore<S> {
+  const existing = held.get(nodeId);
+  if (existing !== undefined && existing.type === type) {
+    const store = existing.store as S;
+    reuse(store);
+    existing.journal = adjustJournal(existing, persistence, codec, warn);
+    return { store, journal: existing.journal };
+  }
+  const store = make();
+  const entry: Held = { type, store, journal: undefined, dir: persistence.dir, removal: undefined };
+  if (persistence.dir !== undefined && persistence.intervalMs > 0) {
+    const journal = journalFor(store, persistence, codec, warn);
+    try {
+      journal.load(Date.now());
+    } catch (error) {
+      store.clearAll();
+      warn(`could not read the saved state in ${persistence.dir}: ${error instanceof Error ? error.message : String(error)}; starting empty`);
+    }
+    attach(store, journal, persistence, warn);
+    entry.journal = journal as StateJournal<unknown>;
+  } else if (persistence.dir !== undefined) {
+    // Saving is off: a state saved earlier would only go stale.
+    entry.removal = removeDir(persistence.dir);
+  }
+  held.set(nodeId, entry);
+  return { store, journal: entry.journal };
+}
+
+/** On close: a deleted node's store and saved state go; otherwise the changes are saved and the store is kept. */
+export async function releaseMemoryStore(nodeId: string, removed: boolean): Promise<void> {
+  const entry = held.get(nodeId);
+  if (entry === undefined) return;
+  if (removed) {
+    held.delete(nodeId);
+    await entry.journal?.remove();
+    return;
+  }
+  await entry.journal?.close();
+}
+
+/** The node now keeps its state elsewhere (Redis): its memory store and saved state go. */
+export async function dropMemoryStore(nodeId: string): Promise<void> {
+  const entry = held.get(nodeId);
+  if (entry === undefined) return;
+  held.delete(nodeId);
+  if (entry.journal !== undefined) await entry.journal.remove();
+  else if (entry.dir !== undefined) await removeDir(entry.dir);
+}
+
+/** For tests: forget every held store (as a fresh process would), without touching saved files. */
+export function forgetHeldStores(): void {
+  for (const entry of held.values()) entry.journal?.stop();
+  held.clear();
+}
+
+function journalFor<E>(
+  store: Persistable<E>,
+  persistence: Persistence,
+  codec: StateCodec<E>,
+  warn: (text: string) => void,
+  after?: Promise<void>,
+): StateJournal<E> {
+  return new StateJournal(
+    codec,
+    { entry: (key) => store.entryView(key), keys: () => store.keys(), target: store },
+    { dir: persistence.dir as string, intervalMs: persistence.intervalMs, warn, ...(after !== undefined ? { after } : {}) },
+  );
+}
+
+/** Deletes a saved state's directory; never rejects (there is nothing to do about a failure but try again next time). */
+function removeDir(dir: string): Promise<void> {
+  return rm(dir, { recursive: true, force: true }).catch(() => undefined);
+}
+
+function attach<E>(store: Persistable<E>, journal: StateJournal<E>, persistence: Persistence, warn: (text: string) => void): void {
+  store.onChange = (key) => journal.changed(key);
+  store.onClear = () => journal.clearedAll();
+  journal.start(persistence.intervalMs, warn);
+}
+
+/** A kept store whose node changed its saving options: start, stop or move its journal. */
+function adjustJournal<E>(entry: Held, persistence: Persistence, codec: StateCodec<E>, warn: (text: string) => void): StateJournal<unknown> | undefined {
+  const store = entry.store as Persistable<E>;
+  const wanted = persistence.dir !== undefined && persistence.intervalMs > 0;
+  const current = entry.journal as StateJournal<E> | undefined;
+  if (current !== undefined && wanted && current.directory === persistence.dir) {
+    attach(store, current, persistence, warn);
+    return current as StateJournal<unknown>;
+  }
+  store.onChange = undefined;
+  store.onClear = undefined;
+  // Removals are chained on the entry: saving turned off and on again in
+  // quick succession must not let the first removal delete what the new
+  // journal writes.
+  const removing = (work: Promise<void>): void => {
+    entry.removal = Promise.all([entry.removal, work]).then(
+      () => undefined,
+      () => undefined,
+    );
+  };
+  if (current !== undefined) removing(current.remove());
+  else if (entry.dir !== undefined && entry.dir !== persistence.dir) removing(removeDir(entry.dir));
+  entry.dir = persistence.dir;
+  if (!wanted) {
+    if (persistence.dir !== undefined) removing(removeDir(persistence.dir));
+    return undefined;
+  }
+  // Saving turned on (or moved) for a store that holds state already: save all of it now.
+  const journal = journalFor(store, persistence, codec, warn, entry.removal);
+  attach(store, journal, persistence, warn);
+  void journal.compact();
+  return journal as StateJournal<unknown>;
+}
