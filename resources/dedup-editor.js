@@ -1,13 +1,19 @@
 /*
- * Editor helpers shared by the dedup nodes' edit dialogs. Served by Node-RED
- * at resources/@telemetry-dedup/node-red-dedup/dedup-editor.js and loaded by
+ * Editor helpers shared by the pack's edit dialogs. Served by Node-RED at
+ * resources/@telemetry-dedup/node-red-dedup/dedup-editor.js and loaded by
  * each node's .html before its registerType call.
  *
- * The validators, TelemetryDedupEditor.check.*, are Node-RED 3.1+ validators,
- * `function (value, opt)` called with the node as `this`. They return true, or
- * the reason the value is invalid, read from the node's own message catalog
- * under `<type>.validation.<name>` (and `<type>.label.<field>` for the field's
- * name), which the editor shows beside the red field.
+ * Defaults: every option's default, and the config version, are written once,
+ * in the runtime (src/node-red/editor-settings.ts), which exports them as the
+ * runtime setting `<camelCaseType>Defaults`; defaultsFor() reads them from
+ * RED.settings, so the dialog of a new node and a hand-written flow mean the
+ * same thing.
+ *
+ * Validators, TelemetryDedupEditor.check.*, are Node-RED 3.1+ validators,
+ * `function (value, opt)` called with the node as `this`. They return true,
+ * or the reason the value is invalid, read from the node's own message
+ * catalog under `<type>.validation.<name>` (and `<type>.label.<field>` for
+ * the field's name), which the editor shows beside the red field.
  */
 (function () {
     "use strict";
@@ -44,13 +50,39 @@
         return !isBlank(value) && !isEnvReference(value) && isFinite(numberOrNaN(value));
     }
 
+    function camelCase(type) {
+        return type.replace(/-([a-z])/g, function (whole, letter) { return letter.toUpperCase(); });
+    }
+
+    /**
+     * The `defaults` of a registerType call: one entry per option the runtime
+     * exports (with its default value, and `version`), merged with `spec`,
+     * which adds what the editor needs beyond the value (required, validate,
+     * type). An option in spec that the runtime does not export is a mistake
+     * in the pack, reported on the console rather than hidden.
+     */
+    function defaultsFor(type, spec) {
+        var values = (RED.settings && RED.settings[camelCase(type) + "Defaults"]) || {};
+        var defaults = {};
+        Object.keys(values).forEach(function (name) {
+            defaults[name] = { value: values[name] };
+        });
+        Object.keys(spec || {}).forEach(function (name) {
+            if (!Object.prototype.hasOwnProperty.call(values, name)) {
+                console.warn("[" + type + "] the runtime exports no default for option " + name);
+            }
+            defaults[name] = $.extend({ value: values[name] }, spec[name]);
+        });
+        return defaults;
+    }
+
     /**
      * The reasons check.* can give: each is `<type>.validation.<name>` in the
      * catalog of every node that uses check.*, whichever validators it uses.
      */
     var REASONS = [
-        "positive", "wholePositive", "ttlShorterThanWindow", "redisNeeded", "redisMissing", "property",
-        "fieldName", "fieldList", "numberOrBlank", "rangeReversed"
+        "positive", "wholePositive", "nonNegative", "ttlShorterThanWindow", "redisNeeded", "redisMissing", "property",
+        "propertyList", "readingPath", "numberOrBlank", "rangeReversed", "headingDegrees", "wholeInRange", "measures", "measureName", "keyProperty"
     ];
 
     /** A translated reason; plain false when the node cannot translate (never a stray key). */
@@ -66,6 +98,74 @@
         var key = node.type + ".label." + property;
         var text = node._(key);
         return typeof text === "string" && text !== key ? text : property;
+    }
+
+    /* ---------------------------------------------------------------- paths */
+
+    /**
+     * A property path inside a reading, as the runtime parses it
+     * (src/core/property-path.ts): names between dots, [index], ["quoted name"].
+     * Returns the parts, or null when the path is not valid.
+     */
+    function parseReadingPath(text) {
+        var source = typeof text === "string" ? text.trim() : "";
+        if (source === "") { return null; }
+        var parts = [];
+        var at = 0;
+        var expectName = true;
+        while (at < source.length) {
+            var ch = source.charAt(at);
+            if (ch === "[") {
+                at++;
+                var quote = source.charAt(at);
+                if (quote === "\"" || quote === "'") {
+                    var value = "";
+                    at++;
+                    while (at < source.length && source.charAt(at) !== quote) {
+                        if (source.charAt(at) === "\\" && at + 1 < source.length) { at++; }
+                        value += source.charAt(at);
+                        at++;
+                    }
+                    if (source.charAt(at) !== quote) { return null; }
+                    at++;
+                    parts.push(value);
+                } else {
+                    var digits = /^\d+/.exec(source.slice(at));
+                    if (!digits) { return null; }
+                    parts.push(Number(digits[0]));
+                    at += digits[0].length;
+                }
+                if (source.charAt(at) !== "]") { return null; }
+                at++;
+                expectName = false;
+                continue;
+            }
+            if (ch === ".") {
+                if (expectName) { return null; }
+                at++;
+                expectName = true;
+                continue;
+            }
+            if (!expectName) { return null; }
+            var name = /^[^.[\]'"\s]+/.exec(source.slice(at));
+            if (!name) { return null; }
+            parts.push(/^\d+$/.test(name[0]) ? Number(name[0]) : name[0]);
+            at += name[0].length;
+            expectName = false;
+        }
+        return expectName ? null : parts;
+    }
+
+    /** The name a measured field has in the hashed JSON: the one given, else the path's last name. */
+    function measureName(measure) {
+        if (measure && !isBlank(measure.name)) { return String(measure.name).trim(); }
+        var parts = parseReadingPath(measure && measure.path);
+        return parts ? String(parts[parts.length - 1]) : "";
+    }
+
+    function isMsgPath(value) {
+        return typeof value === "string" && value.trim() !== "" &&
+            (!RED.utils || typeof RED.utils.validatePropertyExpression !== "function" || RED.utils.validatePropertyExpression(value.trim().replace(/^msg\./, "")));
     }
 
     /* ---------------------------------------------------------------- rules */
@@ -86,6 +186,29 @@
         return "ok";
     }
 
+    /** What is wrong with a list of measured fields, as [reason, substitutions], or null. */
+    function measuresProblem(measures, tsField) {
+        if (!Array.isArray(measures) || measures.length === 0) { return ["measures", {}]; }
+        var tsParts = parseReadingPath(tsField);
+        var tsName = tsParts ? String(tsParts[tsParts.length - 1]) : "";
+        var names = {};
+        for (var i = 0; i < measures.length; i++) {
+            var m = measures[i] || {};
+            if (!parseReadingPath(m.path)) { return ["readingPath", { label: String(m.path || "") }]; }
+            var name = measureName(m);
+            if (name === tsName || Object.prototype.hasOwnProperty.call(names, name)) {
+                return ["measureName", { name: name }];
+            }
+            names[name] = true;
+            if (!isBlank(m.min) && !isEnvReference(m.min) && !isFinite(numberOrNaN(m.min))) { return ["numberOrBlank", { label: String(m.min) }]; }
+            if (!isBlank(m.max) && !isEnvReference(m.max) && !isFinite(numberOrNaN(m.max))) { return ["numberOrBlank", { label: String(m.max) }]; }
+            if (isNumber(m.min) && isNumber(m.max) && numberOrNaN(m.min) > numberOrNaN(m.max)) {
+                return ["rangeReversed", { min: String(m.min).trim(), max: String(m.max).trim() }];
+            }
+        }
+        return null;
+    }
+
     /* --------------------------------------------- check.*: with a reason */
 
     var check = {
@@ -94,10 +217,38 @@
             var whole = !!(options && options.whole);
             var blankAllowed = !!(options && options.blankAllowed);
             return function (value, opt) {
-                if (blankAllowed && (value === "" || value === undefined || value === null)) { return true; }
+                if (blankAllowed && isBlank(value)) { return true; }
                 if (isPositive(value, whole)) { return true; }
                 return reason(this, whole ? "wholePositive" : "positive", { label: fieldLabel(this, property) });
             };
+        },
+
+        /** A number of 0 or more (or ${ENV}); blank allowed when options.blankAllowed. */
+        nonNegative: function (property, options) {
+            var blankAllowed = !!(options && options.blankAllowed);
+            return function (value, opt) {
+                if (blankAllowed && isBlank(value)) { return true; }
+                if (isEnvReference(value) || (isNumber(value) && numberOrNaN(value) >= 0)) { return true; }
+                return reason(this, "nonNegative", { label: fieldLabel(this, property) });
+            };
+        },
+
+        /** A whole number from min to max (or ${ENV}). */
+        wholeInRange: function (property, min, max, options) {
+            var blankAllowed = !!(options && options.blankAllowed);
+            return function (value, opt) {
+                if (blankAllowed && isBlank(value)) { return true; }
+                var n = numberOrNaN(value);
+                if (isEnvReference(value) || (isNumber(value) && Math.floor(n) === n && n >= min && n <= max)) { return true; }
+                return reason(this, "wholeInRange", { label: fieldLabel(this, property), min: min, max: max });
+            };
+        },
+
+        /** A turn threshold: blank (off), or more than 0 and at most 180 degrees. */
+        headingDegrees: function (value, opt) {
+            if (isBlank(value) || isEnvReference(value)) { return true; }
+            var n = numberOrNaN(value);
+            return isNumber(value) && n > 0 && n <= 180 ? true : reason(this, "headingDegrees", {});
         },
 
         /** The TTL must be positive and outlive the window, or a parked asset is "first" every time. */
@@ -115,60 +266,52 @@
             return state === "ok" ? true : reason(this, state);
         },
 
-        /** A msg property path such as payload.assetId or payload["asset id"]. */
-        msgProperty: function (property) {
+        /** A msg property path such as payload.assetId or payload["asset id"]; blank allowed when options.blankAllowed. */
+        msgProperty: function (property, options) {
+            var blankAllowed = !!(options && options.blankAllowed);
             return function (value, opt) {
-                var valid = typeof value === "string" && value.trim() !== "" &&
-                    (!RED.utils || typeof RED.utils.validatePropertyExpression !== "function" || RED.utils.validatePropertyExpression(value));
-                return valid ? true : reason(this, "property", { label: fieldLabel(this, property) });
+                if (blankAllowed && isBlank(value)) { return true; }
+                return isMsgPath(value) ? true : reason(this, "property", { label: fieldLabel(this, property) });
             };
         },
 
-        /**
-         * The name of one field inside the payload (not a msg path): not blank,
-         * and without a comma, which separates the names of a list.
-         */
-        fieldName: function (property) {
+        /** msg property paths separated by commas, or blank. */
+        msgPropertyList: function (property) {
             return function (value, opt) {
-                var valid = typeof value === "string" && value.trim() !== "" && value.indexOf(",") === -1;
-                return valid ? true : reason(this, "fieldName", { label: fieldLabel(this, property) });
-            };
-        },
-
-        /** Field names separated by commas, at least one of them not blank. */
-        fieldList: function (property) {
-            return function (value, opt) {
-                var names = typeof value === "string" ? value.split(",").filter(function (name) { return name.trim() !== ""; }) : [];
-                return names.length > 0 ? true : reason(this, "fieldList", { label: fieldLabel(this, property) });
-            };
-        },
-
-        /**
-         * One end of an optional range: a number, blank for no bound, or ${ENV}.
-         * `ends` names the other end, as { atMost: "<upper property>" } for the
-         * lower end or { atLeast: "<lower property>" } for the upper end: when
-         * both ends are numbers, the lower must not be above the upper.
-         */
-        bound: function (property, ends) {
-            var lowerProperty = ends && ends.atLeast;
-            var upperProperty = ends && ends.atMost;
-            return function (value, opt) {
-                if (!isBlank(value) && !isEnvReference(value) && !isFinite(numberOrNaN(value))) {
-                    return reason(this, "numberOrBlank", { label: fieldLabel(this, property) });
-                }
-                var lower = lowerProperty ? current(this, lowerProperty) : value;
-                var upper = upperProperty ? current(this, upperProperty) : value;
-                if (isNumber(lower) && isNumber(upper) && numberOrNaN(lower) > numberOrNaN(upper)) {
-                    return reason(this, "rangeReversed", { min: String(lower).trim(), max: String(upper).trim() });
+                if (isBlank(value)) { return true; }
+                var paths = String(value).split(",");
+                for (var i = 0; i < paths.length; i++) {
+                    if (!isMsgPath(paths[i])) { return reason(this, "propertyList", { label: fieldLabel(this, property), path: paths[i].trim() }); }
                 }
                 return true;
             };
+        },
+
+        /** A property path inside the reading: uplink_message.f_cnt, rx[0].rssi, meta["battery level"]. */
+        readingPath: function (property) {
+            return function (value, opt) {
+                if (current(this, "keyMode") === "property") { return true; }
+                return parseReadingPath(value) ? true : reason(this, "readingPath", { label: fieldLabel(this, property) });
+            };
+        },
+
+        /** Key mode `property` needs the property (or expression) the key is read from. */
+        keyProperty: function (value, opt) {
+            if (current(this, "keyMode") !== "property") { return true; }
+            return !isBlank(value) ? true : reason(this, "keyProperty", {});
+        },
+
+        /** The measured fields: valid paths, distinct names (not the timestamp's), ranges in order. */
+        measures: function (value, opt) {
+            if (current(this, "keyMode") === "property") { return true; }
+            var problem = measuresProblem(value, current(this, "tsField"));
+            return problem ? reason(this, problem[0], problem[1]) : true;
         }
     };
 
     /* ------------------------------------------------------ dialog wiring */
 
-    /** Shows the Redis row only for the Redis store, and the memory note only for memory. */
+    /** Shows the Redis row only for the Redis store, and the memory rows only for memory. */
     function bindStoreSelector() {
         var select = $("#node-input-store");
         function update() {
@@ -188,6 +331,19 @@
         });
     }
 
+    /** The typedInput type of a path inside a reading: labelled "reading.", checked as the runtime parses it. */
+    var READING_TYPE = {
+        value: "reading",
+        label: "reading.",
+        validate: function (v) { return !!parseReadingPath(v); }
+    };
+
+    function readingPathInputs(ids) {
+        ids.forEach(function (id) {
+            $("#node-input-" + id).typedInput({ types: [READING_TYPE], default: "reading" });
+        });
+    }
+
     /** Re-validates `dependent` whenever `source` changes (e.g. the TTL when the heartbeat changes). */
     function revalidateOnChange(source, dependent) {
         $("#node-input-" + source).on("change keyup input", function () {
@@ -195,19 +351,103 @@
         });
     }
 
+    /** A heading that folds the rows under it (class `dedup-fold-<name>`) away, starting folded unless `open`. */
+    function foldingSection(name, open) {
+        var heading = $("#dedup-fold-" + name);
+        var rows = $(".dedup-fold-" + name);
+        var icon = $("<i class='fa fa-fw'></i>").prependTo(heading);
+        function show(visible) {
+            rows.toggle(visible);
+            icon.toggleClass("fa-caret-down", visible).toggleClass("fa-caret-right", !visible);
+        }
+        heading.css("cursor", "pointer").on("click", function () { show(!rows.first().is(":visible")); });
+        show(!!open);
+    }
+
+    /**
+     * The editable list of measured fields (path, optional name, valid
+     * range). Saved by save() in oneditsave (an array cannot live in a
+     * text input); while it is edited, what is wrong with it is shown under
+     * it, in the words check.measures gives when the node is validated.
+     */
+    function measuresList(node, t) {
+        var list = $("#node-input-measures-list");
+        var problemTip = $("#dedup-measures-problem");
+        function rows() {
+            var out = [];
+            list.editableList("items").each(function () {
+                var row = $(this);
+                out.push({
+                    path: row.find(".dedup-measure-path").typedInput("value"),
+                    name: row.find(".dedup-measure-name").val().trim(),
+                    min: row.find(".dedup-measure-min").val().trim(),
+                    max: row.find(".dedup-measure-max").val().trim()
+                });
+            });
+            return out;
+        }
+        function changed() {
+            var problem = measuresProblem(rows(), $("#node-input-tsField").typedInput("value"));
+            var text = problem ? reason(node, problem[0], problem[1]) : "";
+            problemTip.text(text || "").toggle(!!text);
+        }
+        list.editableList({
+            addButton: t("label.addMeasure"),
+            removable: true,
+            sortable: true,
+            height: "auto",
+            addItem: function (container, index, data) {
+                var row = $("<div class='dedup-measure-row'></div>").appendTo(container);
+                var path = $("<input type='text' class='dedup-measure-path' style='width: 44%'>").appendTo(row);
+                $("<span class='dedup-measure-as'></span>").text(" " + t("label.measureAs") + " ").appendTo(row);
+                $("<input type='text' class='dedup-measure-name' style='width: 18%'>").attr("placeholder", t("placeholder.measureName")).val(data.name || "").appendTo(row);
+                $("<input type='text' class='dedup-measure-min' style='width: 12%; margin-left: 6px'>").attr("placeholder", t("placeholder.min")).val(data.min === undefined ? "" : data.min).appendTo(row);
+                $("<input type='text' class='dedup-measure-max' style='width: 12%; margin-left: 4px'>").attr("placeholder", t("placeholder.max")).val(data.max === undefined ? "" : data.max).appendTo(row);
+                path.typedInput({ types: [READING_TYPE], default: "reading" });
+                path.typedInput("value", data.path || "");
+                row.find("input").on("change keyup input", changed);
+                path.on("change", changed);
+                changed();
+            },
+            removeItem: changed,
+            sortItems: changed
+        });
+        (Array.isArray(node.measures) ? node.measures : []).forEach(function (m) { list.editableList("addItem", m); });
+        $("#node-input-tsField").on("change", changed);
+        changed();
+        return {
+            set: function (values) {
+                list.editableList("empty");
+                values.forEach(function (m) { list.editableList("addItem", m); });
+                changed();
+            },
+            save: rows
+        };
+    }
+
     /* Wider labels than Node-RED's 100px, so "Movement (m)" and the like fit on one line. */
     if (!document.getElementById("telemetry-dedup-editor-style")) {
         var style = document.createElement("style");
         style.id = "telemetry-dedup-editor-style";
-        style.textContent = ".dedup-form .form-row > label:first-child { width: 120px; }";
+        style.textContent = ".dedup-form .form-row > label:first-child { width: 120px; }" +
+            " .dedup-form .dedup-fold-heading { user-select: none; }" +
+            " .dedup-measure-row { display: flex; align-items: center; }";
         document.head.appendChild(style);
     }
 
     window.TelemetryDedupEditor = {
         check: check,
         reasons: REASONS,
+        defaultsFor: defaultsFor,
+        isEnvReference: isEnvReference,
+        parseReadingPath: parseReadingPath,
+        measureName: measureName,
+        measuresProblem: measuresProblem,
         bindStoreSelector: bindStoreSelector,
         msgPropertyInputs: msgPropertyInputs,
-        revalidateOnChange: revalidateOnChange
+        readingPathInputs: readingPathInputs,
+        revalidateOnChange: revalidateOnChange,
+        foldingSection: foldingSection,
+        measuresList: measuresList
     };
 })();

@@ -6,8 +6,9 @@
  * REDIS_URL set they use Redis through one dedup-redis connection.
  *
  * Node-RED's user directory is .node-red-dev/ in the repository. Its flow
- * file is written afresh from examples/ on every start, so export anything
- * you build there that you want to keep.
+ * file is written afresh from examples/ on every start, and the dedup nodes'
+ * saved state removed, so export anything you build there that you want to
+ * keep.
  */
 'use strict';
 const fs = require('fs');
@@ -40,7 +41,7 @@ function exampleFlows() {
     flows.push({ id: tabId, type: 'tab', label: path.basename(file, '.json') });
     for (const node of JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8'))) {
       const placed = { ...node, z: tabId };
-      if (redisId && (node.type === 'sliding-window-dedup' || node.type === 'sensor-reconnect-dedup')) {
+      if (redisId && (node.type === 'sliding-window-dedup' || node.type === 'sensor-reconnect-dedup') && node.store !== 'redis') {
         Object.assign(placed, { store: 'redis', redis: redisId });
       }
       flows.push(placed);
@@ -63,6 +64,9 @@ function writeSettings() {
 }
 
 fs.mkdirSync(userDir, { recursive: true });
+// The examples start afresh, so their saved dedup state (which a real
+// install keeps across restarts) goes with the old flow file.
+fs.rmSync(path.join(userDir, 'dedup-state'), { recursive: true, force: true });
 installPack();
 writeSettings();
 const flows = exampleFlows();

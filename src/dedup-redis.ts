@@ -1,31 +1,34 @@
+/** The dedup-redis config node: Node-RED's entry point. It owns one shared connection (redis/shared-connection), or the reason its settings cannot make one. */
 import { SharedConnection } from './redis/shared-connection';
 import type { Node, NodeAPI } from './node-red/api';
+import { CONFIG_WAIT_MS } from './node-red/close-times';
+import { errorMessage } from './node-red/errors';
 import { upgradeConfig } from './node-red/migrations';
-import { settingsFromDef, type DedupRedisCredentials, type DedupRedisDef, type RedisConfigNode } from './node-red/redis-config-node';
-
-/** Longest the config node waits on close for its users to finish. */
-const CLOSE_LIMIT_MS = 12_000;
+import { labelOf, settingsFromDef, type DedupRedisCredentials, type DedupRedisDef, type RedisConfigNode } from './node-red/redis-config-node';
+import { editorSettings } from './node-red/editor-settings';
 
 export = function registerDedupRedis(RED: NodeAPI): void {
   function DedupRedisNode(this: Node<DedupRedisCredentials> & Partial<RedisConfigNode>, def: DedupRedisDef): void {
     RED.nodes.createNode(this, def);
     const node = this;
+    node.label = labelOf(def);
     try {
       def = upgradeConfig('dedup-redis', def, (version, supported) => node.warn(RED._('dedup-redis.warnings.newerConfig', { version, supported })));
       const settings = settingsFromDef(def, node.credentials ?? {});
+      node.connection = new SharedConnection(settings);
       if (settings.mode === 'cluster' && /[{}]/.test(settings.keyPrefix)) {
         // It works, but every key shares the prefix's hash tag: one slot, one primary.
         node.warn(RED._('dedup-redis.warnings.clusterPrefix', { prefix: settings.keyPrefix }));
       }
-      node.connection = new SharedConnection(settings);
     } catch (error) {
-      // Users find no connection and report it on their own status and messages.
-      node.error(RED._('dedup-redis.errors.badConfig', { error: error instanceof Error ? error.message : String(error) }));
+      // Users report it on their own status and messages, naming this node.
+      node.problem = errorMessage(error);
+      node.error(RED._('dedup-redis.errors.badConfig', { error: node.problem }));
       return;
     }
     const connection = node.connection;
     node.on('close', (_removed, done) => {
-      connection.closeWhenIdle(CLOSE_LIMIT_MS).finally(done);
+      connection.closeWhenIdle(CONFIG_WAIT_MS).finally(done);
     });
   }
 
@@ -35,5 +38,6 @@ export = function registerDedupRedis(RED: NodeAPI): void {
       password: { type: 'password' },
       sentinelPassword: { type: 'password' },
     },
+    settings: editorSettings('dedup-redis'),
   });
 };

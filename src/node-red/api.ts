@@ -55,6 +55,9 @@ export interface NodeAPI {
   util: {
     normalisePropertyExpression(expr: string): (string | number)[];
     setMessageProperty(msg: NodeMessage, path: string, value: unknown, createMissing?: boolean): boolean;
+    /** A JSONata expression, prepared once; evaluated with evaluateJSONataExpression. */
+    prepareJSONataExpression(expression: string, node: object): unknown;
+    evaluateJSONataExpression(expression: unknown, msg: NodeMessage, callback: (error: Error | null, result?: unknown) => void): void;
   };
   settings: Record<string, unknown>;
   _(key: string, substitutions?: Record<string, string | number>): string;

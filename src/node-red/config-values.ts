@@ -33,3 +33,16 @@ export function oneOf<T extends string>(value: unknown, allowed: readonly T[], f
 export function isBlank(value: unknown): boolean {
   return value === undefined || value === null || (typeof value === 'string' && value.trim() === '');
 }
+
+/** A number of 0 or more (0 usually meaning "off"). */
+export function nonNegativeNumber(value: unknown, name: string, fallback: number): number {
+  if (value === undefined || value === null || value === '') return fallback;
+  const n = typeof value === 'number' ? value : Number(String(value).trim());
+  if (!Number.isFinite(n) || n < 0) throw new Error(`${name} must be 0 or more, not ${JSON.stringify(value)}`);
+  return n;
+}
+
+/** An option that is off when blank: a number of 0 or more, or undefined. */
+export function optionalNonNegative(value: unknown, name: string): number | undefined {
+  return isBlank(value) ? undefined : nonNegativeNumber(value, name, 0);
+}

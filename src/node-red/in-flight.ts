@@ -4,7 +4,7 @@
  * connection goes away.
  */
 export class InFlight {
-  private count = 0;
+  private waiting = 0;
   private waiters: (() => void)[] = [];
 
   /**
@@ -13,17 +13,21 @@ export class InFlight {
    * every message (measurable with thousands of messages in flight).
    */
   begin(): void {
-    this.count++;
+    this.waiting++;
+  }
+
+  get count(): number {
+    return this.waiting;
   }
 
   end(): void {
-    this.count--;
-    if (this.count === 0) for (const wake of this.waiters.splice(0)) wake();
+    this.waiting--;
+    if (this.waiting === 0) for (const wake of this.waiters.splice(0)) wake();
   }
 
   /** Resolves when nothing is in flight, or after limitMs, whichever is first. */
   drained(limitMs: number): Promise<void> {
-    if (this.count === 0) return Promise.resolve();
+    if (this.waiting === 0) return Promise.resolve();
     return new Promise((resolve) => {
       const timer = setTimeout(resolve, limitMs);
       this.waiters.push(() => {

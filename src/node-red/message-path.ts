@@ -1,5 +1,3 @@
-import type { NodeAPI, NodeMessage } from './api';
-
 /**
  * A `msg.` property path from the editor, parsed once when the node starts
  * (not on every message) and read without throwing: a missing parent gives
@@ -7,6 +5,8 @@ import type { NodeAPI, NodeMessage } from './api';
  * properties are followed, so a path through `__proto__` or `constructor`
  * reads nothing.
  */
+import type { NodeAPI, NodeMessage } from './api';
+
 export interface MessagePath {
   /** As the user wrote it, with `msg.` in front, for error messages. */
   readonly label: string;

@@ -15,12 +15,12 @@
  */
 
 /** The config version this release writes and reads. */
-export const CONFIG_VERSION = 1;
+export const CONFIG_VERSION = 2;
 
 /** The version of a saved config that has none: release 0.1.0 already saved 1, so a missing one is a hand-written flow of that shape. */
 export const UNVERSIONED = 1;
 
-export type DedupNodeType = 'sliding-window-dedup' | 'sensor-reconnect-dedup' | 'dedup-redis';
+export type DedupNodeType = 'sliding-window-dedup' | 'sensor-reconnect-dedup' | 'dedup-confirm' | 'dedup-redis';
 
 export type SavedConfig = Readonly<Record<string, unknown>>;
 
@@ -34,12 +34,62 @@ export interface MigrationStep {
 
 export type MigrationTable = Readonly<Record<string, readonly MigrationStep[]>>;
 
-/** The steps of each node type; empty while every type is still at version 1. */
+const unchanged = (config: SavedConfig): Record<string, unknown> => ({ ...config });
+
+/** The steps of each node type. */
 export const MIGRATIONS: Readonly<Record<DedupNodeType, readonly MigrationStep[]>> = {
-  'sliding-window-dedup': [],
-  'sensor-reconnect-dedup': [],
-  'dedup-redis': [],
+  'sliding-window-dedup': [
+    {
+      from: 1,
+      change: 'added the clock guard (maxAheadSeconds, 300 for new nodes); version 1 had none, so it stays off',
+      up: (config) => ({ ...config, maxAheadSeconds: config.maxAheadSeconds ?? '' }),
+    },
+  ],
+  'sensor-reconnect-dedup': [
+    {
+      from: 1,
+      change: 'reading fields became paths inside the reading, and the one valid range a range per measured field',
+      up: sensorFieldsAsPaths,
+    },
+  ],
+  'dedup-confirm': [{ from: 1, change: 'nothing: the node is new in version 2', up: unchanged }],
+  'dedup-redis': [{ from: 1, change: 'nothing changed', up: unchanged }],
 };
+
+/**
+ * Sensor v1 -> v2. Version 1 read top-level keys by name (`meta.temp` was a
+ * key with a dot in it) and applied one range (valueMin, valueMax: absent
+ * meant 0 to 100, blank meant unbounded) to every measured field. Version 2
+ * reads paths and keeps a range per measured field; a v1 name that is not a
+ * plain path is quoted, so it still names the same key, and keeps its
+ * name in the hashed JSON, so its keys stay the same.
+ */
+function sensorFieldsAsPaths(config: SavedConfig): Record<string, unknown> {
+  const { contentFields, valueMin, valueMax, ...rest } = config;
+  const bound = (value: unknown, absent: number): unknown => (value === undefined ? absent : value);
+  const names = String(contentFields ?? 'fill_pct').split(',').map((name) => name.trim()).filter((name) => name !== '');
+  const ts = plainName(config.tsField, 'ts');
+  const measures = [...new Set(names)]
+    .filter((name) => name !== ts)
+    .map((name) => ({ path: asPath(name), name: asPath(name) === name ? '' : name, min: bound(valueMin, 0), max: bound(valueMax, 100) }));
+  return {
+    ...rest,
+    deviceField: asPath(plainName(config.deviceField, 'device_id')),
+    seqField: asPath(plainName(config.seqField, 'seq')),
+    tsField: asPath(ts),
+    measures,
+  };
+}
+
+function plainName(value: unknown, fallback: string): string {
+  const name = typeof value === 'string' ? value.trim() : '';
+  return name === '' ? fallback : name;
+}
+
+/** A top-level key as a path: as it is when it reads as one, quoted otherwise. */
+function asPath(name: string): string {
+  return /^[A-Za-z_$][\w$]*$/.test(name) ? name : `[${JSON.stringify(name)}]`;
+}
 
 export interface UpgradeResult<T> {
   /** The config at `to`, with `version` set to it (a copy; the saved one is untouched). */

@@ -1,16 +1,23 @@
+/**
+ * What a dedup-redis config node offers the nodes that use it: its shared
+ * connection, or, when its settings could not make one, the reason, which
+ * each user then names in its own status and errors.
+ */
 import type { RedisConnectionSettings, RedisMode } from '../redis/connection-options';
 import type { SharedConnection } from '../redis/shared-connection';
 import type { NodeDef } from './api';
 import { oneOf, positiveInteger } from './config-values';
 
-/** What a dedup-redis config node offers the nodes that use it. */
 export interface RedisConfigNode {
-  connection: SharedConnection;
+  /** For messages: the node's name, or what it connects to. */
+  label: string;
+  connection?: SharedConnection;
+  problem?: string;
 }
 
 export function asRedisConfigNode(node: unknown): RedisConfigNode | undefined {
   const candidate = node as Partial<RedisConfigNode> | null | undefined;
-  return candidate?.connection !== undefined ? (candidate as RedisConfigNode) : undefined;
+  return candidate !== null && candidate !== undefined && typeof candidate.label === 'string' ? (candidate as RedisConfigNode) : undefined;
 }
 
 export interface DedupRedisDef extends NodeDef {
@@ -35,14 +42,25 @@ export interface DedupRedisCredentials {
 
 const MODES: readonly RedisMode[] = ['standalone', 'sentinel', 'cluster'];
 
+/** How a config node is named in its users' messages: its name, else what it connects to. */
+export function labelOf(def: DedupRedisDef): string {
+  if (def.name) return def.name;
+  if (def.mode === 'cluster') return `cluster ${(def.clusterNodes ?? '').trim().split(/[\s,]+/)[0] ?? ''}`.trim();
+  if (def.mode === 'sentinel') return `sentinel ${def.masterName ?? ''}`.trim();
+  if (def.url) return String(def.url).replace(/\/\/[^@/]*@/, '//');
+  return `${def.host || '127.0.0.1'}:${String(def.port ?? 6379)}`;
+}
+
 export function settingsFromDef(def: DedupRedisDef, credentials: DedupRedisCredentials): RedisConnectionSettings {
   const db = def.db === undefined || def.db === '' ? 0 : Number(def.db);
   if (!Number.isInteger(db) || db < 0) throw new Error(`db must be a whole number, 0 or more, not ${JSON.stringify(def.db)}`);
+  const port = def.port === undefined || def.port === '' ? 6379 : Number(String(def.port).trim());
+  if (!Number.isInteger(port) || port < 1 || port > 65_535) throw new Error(`port must be 1 to 65535, not ${JSON.stringify(def.port)}`);
   return {
     mode: oneOf(def.mode, MODES, 'standalone'),
     url: (def.url ?? '').trim(),
     host: (def.host ?? '').trim() || '127.0.0.1',
-    port: positiveInteger(def.port, 'port', 6379),
+    port,
     db,
     tls: def.tls === true,
     username: credentials.username ?? '',
@@ -55,4 +73,3 @@ export function settingsFromDef(def: DedupRedisDef, credentials: DedupRedisCrede
     timeoutMs: positiveInteger(def.timeoutMs, 'timeoutMs', 2000),
   };
 }
-

@@ -1,10 +1,10 @@
-import type { NodeMessage } from './api';
-
 /**
  * `msg.reset`, as the core filter and delay nodes read it: present means
  * reset. A string or number names one asset or device; anything else
  * (true, {}, ...) resets everything.
  */
+import type { NodeMessage } from './api';
+
 export type ResetTarget = { all: true } | { all: false; id: string };
 
 export function resetTarget(msg: NodeMessage): ResetTarget | undefined {

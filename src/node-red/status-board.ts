@@ -1,11 +1,12 @@
-import type { ConnectionEvent } from '../redis/shared-connection';
-import type { Node } from './api';
-
 /**
  * The node's status line: running counts, the Redis connection state, and
  * the latest store failure. Status changes travel to every open editor, so
  * the line is redrawn at most every `intervalMs` rather than per message.
  */
+import type { ConnectionEvent } from '../redis/shared-connection';
+import type { Node } from './api';
+import { errorMessage } from './errors';
+
 export class StatusBoard {
   private connection: ConnectionEvent | undefined;
   private failure: string | undefined;
@@ -28,7 +29,7 @@ export class StatusBoard {
   }
 
   storeFailed(error: unknown): void {
-    this.failure = error instanceof Error ? error.message : String(error);
+    this.failure = errorMessage(error);
     this.draw();
   }
 
@@ -65,16 +66,22 @@ export class StatusBoard {
     if (this.stopped) return;
     this.lastDrawn = Date.now();
     const counts = this.describeCounts();
-    if (this.failure !== undefined) {
+    // A connection that has failed says why, whether it ever got ready or not:
+    // that cause, when known, comes before the failure of a single decision.
+    const connection = this.connection;
+    const broken = connection !== undefined && connection.state !== 'ready' && connection.error !== undefined;
+    if (this.failure !== undefined && !broken) {
       this.node.status({ fill: 'red', shape: 'ring', text: this.t('status.storeFailed', { error: this.failure, counts }) });
       return;
     }
-    switch (this.connection?.state) {
+    const state = broken ? 'reconnecting' : connection?.state;
+    switch (state) {
       case 'connecting':
         this.node.status({ fill: 'yellow', shape: 'ring', text: this.t('status.connecting', { counts }) });
         return;
       case 'reconnecting':
-        this.node.status({ fill: 'red', shape: 'ring', text: this.t('status.reconnecting', { counts }) });
+        // The cause in the network's or Redis's words: ECONNREFUSED 127.0.0.1:6390, WRONGPASS, ENOTFOUND.
+        this.node.status({ fill: 'red', shape: 'ring', text: this.t('status.reconnecting', { counts, cause: this.connection?.error?.message ?? '?' }) });
         return;
       default:
         this.node.status({ fill: 'green', shape: 'dot', text: counts });

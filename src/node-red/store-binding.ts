@@ -1,49 +1,125 @@
 import type { RedisClient } from '../redis/scripts';
-import type { RedisStoreOptions } from '../stores/redis-window-store';
+import type { StateCodec } from '../persist/codecs';
+import type { RedisStoreOptions } from '../stores/types';
 import type { NodeAPI } from './api';
+import { dropMemoryStore, holdMemoryStore, persistenceOf, releaseMemoryStore, type Persistable } from './memory-state';
 import { asRedisConfigNode } from './redis-config-node';
 import type { StatusBoard } from './status-board';
 
 export type StoreKind = 'memory' | 'redis';
 
+/** What the sidebar and the status show of a node's store. */
+export interface StoreInfo {
+  kind: StoreKind;
+  /** Memory: entries held and the cap. */
+  entries?: number;
+  maxEntries?: number;
+  /** Memory: epoch ms of the last save, when saving is on. */
+  lastSave?: number;
+  saving?: boolean;
+  /** Redis: the connection's state, and what is wrong with it. */
+  connection?: string;
+  cause?: string;
+}
+
 export interface BoundStore<S> {
   store: S;
   kind: StoreKind;
-  /** How long a decision may wait for the store; Infinity for memory. */
+  /** How long a request may wait for the store; Infinity for memory. */
   timeoutMs: number;
-  /** Leaves the shared connection (the last user closes it). */
-  release(): Promise<void>;
+  /** Fails every request still waiting at the store (the node is closing). */
+  abandon(error: Error): void;
+  /** Closes with the node: keeps (and saves) a memory store unless the node was removed; leaves a shared connection. */
+  close(removed: boolean): Promise<void>;
+  info(): StoreInfo;
+}
+
+/** A memory store as the binding keeps it: persistable, told its new limits on a redeploy, and measured for the sidebar. */
+export interface MemoryStoreShape<E> extends Persistable<E> {
+  readonly size: number;
+  readonly maxEntries: number;
+}
+
+export interface MemoryBuild<S extends MemoryStoreShape<E>, E> {
+  make: () => S;
+  reuse: (store: S) => void;
+  codec: StateCodec<E>;
+  persistSeconds: number;
 }
 
 /**
- * Builds a node's store: in memory, or in Redis through the selected
- * dedup-redis config node, registering with it so the connection is opened on
- * first use, shared, and closed after the last user.
+ * A node's memory store: the one this node id held before a redeploy, or a
+ * new one loaded from its saved state (node-red/memory-state).
  */
-export function bindStore<S>(
+export function bindMemoryStore<S extends MemoryStoreShape<E>, E>(
   RED: NodeAPI,
-  nodeId: string,
-  kind: StoreKind,
+  node: { id: string; type: string; warn(text: string): void },
+  build: MemoryBuild<S, E>,
+): BoundStore<S> {
+  const held = holdMemoryStore(
+    node.id,
+    node.type,
+    persistenceOf(RED, node.id, build.persistSeconds),
+    build.codec,
+    build.make,
+    build.reuse,
+    (text) => node.warn(text),
+  );
+  const store = held.store;
+  return {
+    store,
+    kind: 'memory',
+    timeoutMs: Infinity,
+    abandon: () => undefined,
+    close: (removed) => releaseMemoryStore(node.id, removed),
+    info: () => ({
+      kind: 'memory',
+      entries: store.size,
+      maxEntries: store.maxEntries,
+      saving: held.journal !== undefined,
+      ...(held.journal?.stats.lastSave !== undefined ? { lastSave: held.journal.stats.lastSave } : {}),
+    }),
+  };
+}
+
+/**
+ * A node's Redis store, through the selected dedup-redis config node,
+ * registering with it so the connection is opened on first use, shared, and
+ * closed after the last user. A config node that could not make a
+ * connection is named, with its reason, in the error.
+ */
+export function bindRedisStore<S extends { abandon(error: Error): void }>(
+  RED: NodeAPI,
+  node: { id: string },
   redisConfigId: string | undefined,
   board: StatusBoard,
-  t: (key: string) => string,
-  build: { memory: () => S; redis: (client: RedisClient, options: RedisStoreOptions) => S },
+  t: (key: string, subs?: Record<string, string | number>) => string,
+  make: (client: RedisClient, options: RedisStoreOptions) => S,
 ): BoundStore<S> {
-  if (kind === 'memory') {
-    return { store: build.memory(), kind, timeoutMs: Infinity, release: () => Promise.resolve() };
-  }
+  // The node keeps its state in Redis now: a memory store it held goes.
+  void dropMemoryStore(node.id);
   const config = redisConfigId ? asRedisConfigNode(RED.nodes.getNode(redisConfigId)) : undefined;
   if (config === undefined) throw new Error(t('errors.noRedisConfig'));
+  if (config.connection === undefined) {
+    throw new Error(t('errors.badRedisConfig', { label: config.label, problem: config.problem ?? '?' }));
+  }
   const connection = config.connection;
-  const client = connection.register(nodeId, (event) => board.connectionChanged(event));
-  return {
-    store: build.redis(client, {
-      keyPrefix: connection.keyPrefix,
-      cluster: connection.isCluster,
-      timeoutMs: connection.settings.timeoutMs,
-    }),
-    kind,
+  const client = connection.register(node.id, (event) => board.connectionChanged(event));
+  const store = make(client, {
+    keyPrefix: connection.keyPrefix,
+    cluster: connection.isCluster,
     timeoutMs: connection.settings.timeoutMs,
-    release: () => connection.deregister(nodeId),
+    cause: () => connection.cause(),
+  });
+  return {
+    store,
+    kind: 'redis',
+    timeoutMs: connection.settings.timeoutMs,
+    abandon: (error) => store.abandon(error),
+    close: () => connection.deregister(node.id),
+    info: () => {
+      const cause = connection.cause();
+      return { kind: 'redis', connection: connection.state.state, ...(cause !== undefined ? { cause } : {}) };
+    },
   };
 }

@@ -1,7 +1,3 @@
-import type { Node } from './api';
-import { errorMessage } from './errors';
-import type { StatusBoard } from './status-board';
-
 /**
  * What a node does when its store cannot decide (Redis down, not answering):
  * `admit` (the default) lets the message through, since a duplicate is
@@ -9,6 +5,10 @@ import type { StatusBoard } from './status-board';
  * way the status turns red; the warning is repeated at most every
  * WARN_INTERVAL_MS so that an outage does not flood the debug sidebar.
  */
+import type { Node } from './api';
+import { errorMessage } from './errors';
+import type { StatusBoard } from './status-board';
+
 export type OnStoreError = 'admit' | 'error';
 
 const WARN_INTERVAL_MS = 10_000;

@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync } from 'fs';
 import { join } from 'path';
 import type Redis from 'ioredis';
-import { closeRedisClient, newRedisClient, sharedRedis } from '../support/global-hooks';
+import { closeRedisClient, newRedisClient, sharedRedis, useRedis } from '../support/global-hooks';
 import { Editor, launchBrowser, type Browser, type EditorNode } from './support/editor';
 import { startNodeRed, type NodeRedServer } from './support/node-red';
 import { catalog, configNodeTypes, examples, flowNodeTypes, helpFirstParagraph, lookup, packageJson, setOfType } from './support/pack';
@@ -53,7 +53,7 @@ const SCENARIOS: Record<string, DedupScenario> = {
       { field: 'ttlSeconds', bad: ['0', '-60', '10'], good: '3600' },
       { field: 'maxAssets', bad: ['0', '2.5'], good: '5000' },
     ],
-    expected: { minSeconds: '30', minMetres: '50', ttlSeconds: '3600', maxAssets: '5000', store: 'redis', version: 1 },
+    expected: { minSeconds: '30', minMetres: '50', ttlSeconds: '3600', maxAssets: '5000', minHeadingDegrees: '15', eventFields: 'payload.ignition', maxAheadSeconds: 300, store: 'redis', version: 2 },
     screenshot: 'sliding-window-dedup-dialog',
   },
   'sensor-reconnect-dedup': {
@@ -61,30 +61,30 @@ const SCENARIOS: Record<string, DedupScenario> = {
     thresholds: [
       { field: 'ttlSeconds', bad: ['0', '-1', 'soon'], good: '600' },
       { field: 'maxKeys', bad: ['0', '-3', '2.5'], good: '5000' },
-      { field: 'deviceField', bad: [' ', 'device_id,seq'], good: 'sensor' },
-      { field: 'seqField', bad: [' ', 'seq,'], good: 'counter' },
-      { field: 'tsField', bad: [' ', ',ts'], good: 'taken_at' },
-      { field: 'contentFields', bad: [' ', ',', ' , '], good: 'fill_pct, battery_v' },
-      { field: 'valueMin', bad: ['low', '10%'], good: '' },
-      { field: 'valueMax', bad: ['high'], good: '95' },
+      { field: 'persistSeconds', bad: ['-1', 'often'], good: '5' },
     ],
     expected: {
       ttlSeconds: '600',
       maxKeys: '5000',
-      deviceField: 'sensor',
-      seqField: 'counter',
-      tsField: 'taken_at',
-      contentFields: 'fill_pct, battery_v',
-      valueMin: '',
-      valueMax: '95',
+      persistSeconds: '5',
+      deviceField: 'end_device_ids.dev_eui',
+      seqField: 'uplink_message.f_cnt',
+      tsField: 'uplink_message.received_at',
+      measures: [
+        { path: 'uplink_message.decoded_payload.fill_pct', name: '', min: '0', max: '100' },
+        { path: 'uplink_message.decoded_payload.temp_c', name: 'temp', min: '-40', max: '' },
+      ],
+      confirm: 'on',
+      leaseSeconds: '30',
       store: 'redis',
-      version: 1,
+      version: 2,
     },
     screenshot: 'sensor-reconnect-dedup-dialog',
   },
 };
 
 describe('the pack in the Node-RED editor (Chromium)', function () {
+  useRedis();
   let server: NodeRedServer;
   let browser: Browser;
   let editor: Editor;
@@ -209,34 +209,76 @@ describe('the pack in the Node-RED editor (Chromium)', function () {
         await editor.expectInvalid('#node-input-assetIdProperty + .red-ui-typedInput-container', false);
       }
 
+      if (type === 'sliding-window-dedup') {
+        // Blank Max assets means the runtime setting: the placeholder says which value that is.
+        assert.equal(await page.locator('#node-input-maxAssets').getAttribute('placeholder'), '100000 (runtime setting)');
+        // The fleet rules are folded away until opened; each is checked.
+        await page.locator('#node-input-eventFields').waitFor({ state: 'hidden' });
+        await page.locator('#dedup-fold-rules').click();
+        await page.locator('#node-input-eventFields').waitFor({ state: 'visible' });
+        await editor.setField('#node-input-minHeadingDegrees', '270');
+        await editor.expectInvalid('#node-input-minHeadingDegrees', true);
+        assert.match(await editor.invalidReason('#node-input-minHeadingDegrees'), /at most 180 degrees/);
+        await editor.setField('#node-input-minHeadingDegrees', '15');
+        await editor.expectInvalid('#node-input-minHeadingDegrees', false);
+        await editor.setField('#node-input-eventFields', 'payload.ignition, payload..alarm');
+        await editor.expectInvalid('#node-input-eventFields', true);
+        assert.match(await editor.invalidReason('#node-input-eventFields'), /payload\.\.alarm/);
+        await editor.setField('#node-input-eventFields', 'payload.ignition');
+        await editor.expectInvalid('#node-input-eventFields', false);
+        await editor.screenshotDialog('sliding-window-dedup-rules');
+      }
+
       if (type === 'sensor-reconnect-dedup') {
-        // A field of the reading is one name, not a list: the reason says so.
-        await editor.setField('#node-input-seqField', 'counter,seq');
-        await editor.expectInvalid('#node-input-seqField', true);
-        assert.match(await editor.invalidReason('#node-input-seqField'), /^Sequence .*one field.*commas/);
-        await editor.setField('#node-input-seqField', 'counter');
-        await editor.expectInvalid('#node-input-seqField', false);
-        await editor.setField('#node-input-contentFields', ' , ');
-        await editor.expectInvalid('#node-input-contentFields', true);
-        assert.match(await editor.invalidReason('#node-input-contentFields'), /^Measured .*at least one field/);
-        await editor.setField('#node-input-contentFields', 'fill_pct, battery_v');
-        await editor.expectInvalid('#node-input-contentFields', false);
-        // A lower bound above the upper one marks both ends red, with the reason.
-        await editor.setField('#node-input-valueMin', '150');
-        await editor.expectInvalid('#node-input-valueMin', true);
-        await editor.expectInvalid('#node-input-valueMax', true);
-        assert.match(await editor.invalidReason('#node-input-valueMin'), /lower bound \(150\) is greater than the upper bound \(95\)/);
-        assert.match(await editor.invalidReason('#node-input-valueMax'), /lower bound \(150\) is greater than the upper bound \(95\)/);
-        // Raising the upper end clears both; an ${ENV} end is only known at run time.
-        await editor.setField('#node-input-valueMax', '200');
-        await editor.expectInvalid('#node-input-valueMin', false);
-        await editor.expectInvalid('#node-input-valueMax', false);
-        await editor.setField('#node-input-valueMax', '${FILL_MAX}');
-        await editor.expectInvalid('#node-input-valueMin', false);
-        await editor.expectInvalid('#node-input-valueMax', false);
-        await editor.setField('#node-input-valueMin', '');
-        await editor.setField('#node-input-valueMax', '95');
-        await editor.expectInvalid('#node-input-valueMax', false);
+        // Reading fields are paths inside the reading, in typedInputs labelled "reading.".
+        const device = page.locator('#node-input-deviceField + .red-ui-typedInput-container');
+        assert.equal((await device.locator('.red-ui-typedInput-type-label').innerText()).trim(), 'reading.');
+        const devicePath = device.locator('input.red-ui-typedInput-input');
+        await devicePath.fill('end_device_ids..dev_eui');
+        await devicePath.dispatchEvent('change');
+        await editor.expectInvalid('#node-input-deviceField + .red-ui-typedInput-container', true);
+        // The The Things Stack preset fills the fields and moves the measured field under the decoded payload.
+        await page.locator('#dedup-preset').selectOption('tts');
+        await page.locator('#dedup-preset-apply').click();
+        await editor.expectInvalid('#node-input-deviceField + .red-ui-typedInput-container', false);
+        assert.equal(await devicePath.inputValue(), 'end_device_ids.dev_eui');
+        const rows = page.locator('#node-input-measures-list .dedup-measure-row');
+        assert.equal(await rows.count(), 1);
+        assert.equal(await rows.first().locator('.dedup-measure-path').inputValue(), 'uplink_message.decoded_payload.fill_pct');
+        // A second measured field with its own range; a reversed range and a clashing name are named under the list.
+        await page.locator('.node-input-measures-container-row .red-ui-editableList-addButton, #node-input-measures-list ~ .red-ui-editableList-addButton, .red-ui-editableList-addButton').first().click();
+        const second = rows.nth(1);
+        const secondPath = second.locator('.red-ui-typedInput-container input.red-ui-typedInput-input');
+        await secondPath.fill('uplink_message.decoded_payload.fill_pct');
+        await secondPath.dispatchEvent('change');
+        const problem = page.locator('#dedup-measures-problem');
+        await problem.waitFor({ state: 'visible' });
+        assert.match(await problem.innerText(), /Two measured fields are called "fill_pct"/);
+        await secondPath.fill('uplink_message.decoded_payload.temp_c');
+        await secondPath.dispatchEvent('change');
+        await second.locator('.dedup-measure-name').fill('temp');
+        await second.locator('.dedup-measure-min').fill('10');
+        await second.locator('.dedup-measure-max').fill('-40');
+        await second.locator('.dedup-measure-max').dispatchEvent('change');
+        await problem.waitFor({ state: 'visible' });
+        assert.match(await problem.innerText(), /lower bound \(10\) is greater than the upper bound \(-40\)/);
+        await second.locator('.dedup-measure-min').fill('-40');
+        await second.locator('.dedup-measure-max').fill('');
+        await second.locator('.dedup-measure-max').dispatchEvent('change');
+        await problem.waitFor({ state: 'hidden' });
+        // Confirm delivery shows its lease; key mode property hides the reading's fields.
+        await page.locator('#node-input-leaseSeconds').waitFor({ state: 'hidden' });
+        await page.locator('#node-input-confirm').selectOption('on');
+        await page.locator('#node-input-leaseSeconds').waitFor({ state: 'visible' });
+        await editor.setField('#node-input-leaseSeconds', '0');
+        await editor.expectInvalid('#node-input-leaseSeconds', true);
+        await editor.setField('#node-input-leaseSeconds', '30');
+        await editor.expectInvalid('#node-input-leaseSeconds', false);
+        await page.locator('#node-input-keyMode').selectOption('property');
+        await page.locator('#node-input-measures-list').waitFor({ state: 'hidden' });
+        await page.locator('#node-input-keyProperty + .red-ui-typedInput-container').waitFor({ state: 'visible' });
+        await page.locator('#node-input-keyMode').selectOption('reading');
+        await page.locator('#node-input-measures-list').waitFor({ state: 'visible' });
       }
 
       // Redis store without a connection: marked red, and the memory note goes.
@@ -251,6 +293,8 @@ describe('the pack in the Node-RED editor (Chromium)', function () {
       await editor.setField('#node-config-input-name', 'e2e redis');
       await editor.setField('#node-config-input-host', '127.0.0.1');
       await editor.setField('#node-config-input-port', '0');
+      await editor.expectInvalid('#node-config-input-port', true);
+      await editor.setField('#node-config-input-port', '70000');
       await editor.expectInvalid('#node-config-input-port', true);
       await editor.setField('#node-config-input-port', String(sharedRedis().port));
       await editor.expectInvalid('#node-config-input-port', false);
@@ -301,7 +345,7 @@ describe('the pack in the Node-RED editor (Chromium)', function () {
       assert.equal(String(config.port), String(sharedRedis().port));
       assert.equal(config.keyPrefix, `e2e-${type}:`);
       assert.equal(config.timeoutMs, '1500');
-      assert.equal(config.version, 1);
+      assert.equal(config.version, 2);
       for (const secret of ['password', 'username', 'credentials', 'sentinelPassword']) {
         assert.ok(!(secret in config), `the saved config node has no ${secret}`);
       }
@@ -319,6 +363,23 @@ describe('the pack in the Node-RED editor (Chromium)', function () {
       assert.ok(!readFileSync(join(server.userDir, 'flows.json'), 'utf8').includes(REDIS_PASSWORD), 'flows.json has no password');
     });
   }
+
+  it('dedup-confirm: drag in, choose release, see it in the label, deploy', async function () {
+    const page = editor.page;
+    await editor.filterPalette('dedup');
+    const id = await editor.dragToWorkspace('dedup-confirm', 300, 160);
+    assert.equal(await editor.nodeLabel(id), 'confirm delivery');
+    await editor.openEditDialog(id, '#node-input-action');
+    await page.locator('#node-input-action').selectOption('release');
+    await editor.screenshotDialog('dedup-confirm-dialog');
+    await editor.closeDialog();
+    assert.equal(await editor.nodeLabel(id), 'release keys');
+    await editor.deploy();
+    const flows = await server.getJson<SavedNode[]>('/flows', { 'Node-RED-API-Version': 'v1' });
+    const saved = flows.find((n) => n.id === id);
+    assert.equal(saved?.action, 'release');
+    assert.equal(saved?.version, 2);
+  });
 
   it('marks a node left with a bad value, or with the Redis store and no connection, invalid before deploy', async function () {
     const page = editor.page;
@@ -342,7 +403,7 @@ describe('the pack in the Node-RED editor (Chromium)', function () {
 
     for (const id of [badThreshold, noConnection, sensorNoConnection]) {
       const node = (await page.evaluate((nodeId) => RED.nodes.node(nodeId), id)) as EditorNode;
-      assert.equal(node.valid, false, `${id} is invalid`);
+      assert.equal(node.valid, false, `${id} (${node.type}) is invalid: ${JSON.stringify({ store: node.store, redis: node.redis, minSeconds: node.minSeconds })}`);
       await editor.nodeShape(id).locator('.red-ui-flow-node-error').waitFor({ state: 'visible' });
     }
     const reasons = (await page.evaluate((nodeId) => RED.nodes.node(nodeId)?.validationErrors ?? [], noConnection)) as string[];
@@ -439,7 +500,9 @@ describe('the pack in the Node-RED editor (Chromium)', function () {
         for (const h of ['Inputs', 'Outputs', 'Details', 'References']) {
           assert.ok(headings.includes(h), `${type}: ${h} in ${headings.join(', ')}`);
         }
-        assert.equal(await body.locator('ol.node-ports > li').count(), 2, `${type}: one help entry per output`);
+        // One entry per output in an ol.node-ports when there are several; a single output is described directly.
+        const outputs = (await page.evaluate((t) => RED.nodes.getType(t)?.outputs ?? 0, type)) as number;
+        assert.equal(await body.locator('ol.node-ports > li').count(), outputs > 1 ? outputs : 0, `${type}: one help entry per output`);
       }
     }
 

@@ -8,7 +8,7 @@
  * after each deploy as before: one, shared by both nodes; zero after unload.
  */
 import assert from 'node:assert/strict';
-import { closeRedisClient, flushRedis, newRedisClient, sharedRedis } from '../support/global-hooks';
+import { closeRedisClient, flushRedis, newRedisClient, sharedRedis, useRedis } from '../support/global-hooks';
 import { helper, loadPackFlow, node, sleep, startServer, stopServer, until, watchCompletions, type FlowNode } from '../support/node-red-helper';
 
 const PINGS = 3000;
@@ -61,6 +61,7 @@ function flood(): number {
 }
 
 describe('faults: redeploy with thousands of messages in flight', function () {
+  useRedis();
   this.timeout(60_000);
 
   before(startServer);

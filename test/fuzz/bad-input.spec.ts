@@ -18,7 +18,7 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import type Redis from 'ioredis';
-import { closeRedisClient, flushRedis, newRedisClient, sharedRedis } from '../support/global-hooks';
+import { closeRedisClient, flushRedis, newRedisClient, sharedRedis, useRedis } from '../support/global-hooks';
 import {
   helper,
   loadPackFlow,
@@ -227,6 +227,7 @@ function isReset(msg: Record<string, unknown>): boolean {
 // ---------------------------------------------------------------------------
 
 describe('fuzz: random and malformed messages at both nodes', function () {
+  useRedis();
   this.timeout(180_000);
   let admin: Redis;
   const crashes: string[] = [];
@@ -340,7 +341,9 @@ describe('fuzz: random and malformed messages at both nodes', function () {
     const outside = keys.filter((key) => !key.startsWith(PREFIX) && !PLANTED.includes(key));
     assert.deepEqual(outside, [], 'keys written outside the prefix');
     for (const key of PLANTED) assert.equal(await admin.get(key), 'planted', `${key} was touched`);
-    for (const key of keysSeen) assert.match(key.slice(PREFIX.length), /^(sw:\{[^{}]*\}|rc:\{[^{}]*\}:\d+:[0-9a-f]{16})$/s, `unexpected key shape: ${key.slice(0, 80)}`);
+    // Records, seen keys, and the epoch keys that resets raise (a slot's, a device's).
+    const shapes = /^(sw:\{[^{}]*\}|rc:\{[^{}]*\}:\d+:[0-9a-f]{16}|sw:epoch|rc:epoch|rc:\{[^{}]*\}:reset)$/s;
+    for (const key of keysSeen) assert.match(key.slice(PREFIX.length), shapes, `unexpected key shape: ${key.slice(0, 80)}`);
     assert.ok(keysSeen.size > 200, `the fuzzing should have written keys (${keysSeen.size})`);
     console.log(
       `      ${tally.messages} messages x ${NODES.length} nodes: ${tally.decided} decided, ${tally.caught} caught, ` +

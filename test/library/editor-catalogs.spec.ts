@@ -28,10 +28,113 @@ function i18nKeys(template: string): string[] {
     .filter((k) => k !== '');
 }
 
-/** Literal keys passed to this._(...) / RED._(...) / node._(...). */
-function literalTranslationKeys(script: string): string[] {
-  // A key built at run time ("dedup-redis.validation." + name) is checked where its parts are known.
-  return [...script.matchAll(/\b_\(\s*["']([^"']+)["']\s*[,)]/g)].map((m) => m[1]);
+/** The text of a call's first argument, from just after its "(": up to a top-level "," or ")". */
+function firstArgument(text: string, from: number): string {
+  let depth = 0;
+  let quote = '';
+  for (let at = from; at < text.length; at++) {
+    const ch = text[at] as string;
+    if (quote !== '') {
+      if (ch === '\\') at++;
+      else if (ch === quote) quote = '';
+      continue;
+    }
+    if (ch === '"' || ch === "'") quote = ch;
+    else if (ch === '(' || ch === '[' || ch === '{') depth++;
+    else if (ch === ')' || ch === ']' || ch === '}') {
+      if (depth === 0) return text.slice(from, at);
+      depth--;
+    } else if (ch === ',' && depth === 0) return text.slice(from, at);
+  }
+  return text.slice(from);
+}
+
+/** The text between the "{" at or after `from` and its matching "}". */
+function bracedBlock(text: string, from: number): string {
+  const open = text.indexOf('{', from);
+  if (open < 0) return '';
+  let depth = 0;
+  for (let at = open; at < text.length; at++) {
+    if (text[at] === '{') depth++;
+    else if (text[at] === '}' && --depth === 0) return text.slice(open + 1, at);
+  }
+  return text.slice(open + 1);
+}
+
+const stringLiterals = (text: string): string[] => [...text.matchAll(/"([^"\\]*)"|'([^'\\]*)'/g)].map((m) => (m[1] ?? m[2]) as string);
+
+/** The literals that can be a key's ending: joined on with +, or a branch of a ?: (not one compared with ===). */
+const suffixLiterals = (text: string): string[] =>
+  [...text.matchAll(/[?:+]\s*(?:"([^"\\]*)"|'([^'\\]*)')/g)].map((m) => (m[1] ?? m[2]) as string);
+
+/** A catalog key the editor translates, or a section whose keys are chosen at run time. */
+interface KeyUse {
+  key: string;
+  /** Only the section is known ("dedup-redis.validation." + name): it must exist. */
+  section: boolean;
+}
+
+/**
+ * The t("...") keys of a shared helper in dedup-editor.js that takes the
+ * node's translator as a parameter named t (e.g. measuresList(node, t)).
+ */
+function sharedTranslatorKeys(shared: string, helper: string): string[] {
+  const declaration = new RegExp(`function ${helper}\\(([^)]*)\\)`).exec(shared);
+  if (declaration === null || !/\bt\b/.test(declaration[1] as string)) return [];
+  const body = bracedBlock(shared, declaration.index);
+  return [...body.matchAll(/\bt\(\s*"([^"]+)"/g)].map((m) => m[1] as string);
+}
+
+/**
+ * Every key an editor file's definitions translate, derived from its code:
+ * - `_("<type>.key")`, and each literal key of an expression as the first
+ *   argument (`_(index === 0 ? "<type>.outputs.a" : "<type>.outputs.b")`);
+ * - a key prefix joined to literals (`_("<type>.label." + (x ? "a" : "b"))`)
+ *   gives prefix + each literal; joined to a variable, only the section;
+ * - a translator wrapper `var t = function (key) { return node._("<type>." + key) }`:
+ *   its calls `t("label.x")`, and the t("...") keys of the shared helpers it
+ *   is handed to (`E.measuresList(node, t)`).
+ */
+function translatedKeys(set: NodeSet, html: string, shared: string): KeyUse[] {
+  const types = editorTypes(set).map((t) => t.type);
+  const isKey = (text: string): boolean => types.some((type) => text.startsWith(`${type}.`));
+  const uses: KeyUse[] = [];
+  for (const script of definitionScripts(html)) {
+    for (const call of script.matchAll(/\b_\(/g)) {
+      const argument = firstArgument(script, (call.index as number) + call[0].length);
+      const literals = stringLiterals(argument);
+      const others = suffixLiterals(argument).filter((l) => !isKey(l));
+      for (const key of literals.filter(isKey)) {
+        if (!key.endsWith('.')) uses.push({ key, section: false });
+        else if (others.length === 0) uses.push({ key: key.slice(0, -1), section: true });
+        else for (const suffix of others) uses.push({ key: key + suffix, section: false });
+      }
+    }
+    for (const wrapper of script.matchAll(/\bvar (\w+) = function \((\w+)[^)]*\) \{\s*return \w+\._\(\s*"([^"]+\.)"\s*\+\s*(\w+)\b/g)) {
+      const [, name, parameter, prefix, joined] = wrapper as unknown as [string, string, string, string, string];
+      if (joined !== parameter) continue;
+      for (const call of script.matchAll(new RegExp(`\\b${name}\\(\\s*"([^"]+)"`, 'g'))) uses.push({ key: prefix + (call[1] as string), section: false });
+      for (const handed of script.matchAll(new RegExp(`\\bE\\.(\\w+)\\([^()]*\\b${name}\\s*\\)`, 'g'))) {
+        const keys = sharedTranslatorKeys(shared, handed[1] as string);
+        assert.ok(keys.length > 0, `${set.set}: E.${handed[1]} is handed the translator ${name} but no t("...") key was found in it`);
+        for (const key of keys) uses.push({ key: prefix + key, section: false });
+      }
+    }
+  }
+  return uses;
+}
+
+/** The registerType options object of a type, as text. */
+function registration(html: string, type: string): string {
+  const at = html.search(new RegExp(`registerType\\(\\s*["']${type}["']`));
+  return at < 0 ? '' : bracedBlock(html, at);
+}
+
+/** A catalog section (an object) by dotted key, or undefined. */
+function section(entries: Catalog, key: string): Catalog | undefined {
+  let entry: string | Catalog | undefined = entries;
+  for (const part of key.split('.')) entry = entry !== undefined && typeof entry === 'object' ? entry[part] : undefined;
+  return entry !== undefined && typeof entry === 'object' ? entry : undefined;
 }
 
 function usesKey(set: NodeSet, entries: Catalog, key: string): void {
@@ -59,8 +162,40 @@ describe('editor strings come from the message catalogs', function () {
         for (const key of keys) usesKey(set, entries, key);
       });
 
-      it('resolves every literal key the definition translates (labels, output labels, palette label)', function () {
-        for (const key of definitionScripts(html).flatMap(literalTranslationKeys)) usesKey(set, entries, key);
+      it('resolves every key the definition translates (palette label, labels, port labels, placeholders)', function () {
+        const uses = translatedKeys(set, html, readFileSync(SHARED_EDITOR_JS, 'utf8'));
+        // At least the palette label and one label per port of each palette
+        // node, one key for a config node: a parser that finds nothing fails.
+        let minimum = 0;
+        for (const t of editorTypes(set)) {
+          const options = registration(html, t.type);
+          minimum += t.category === 'config' ? 1 : 1 + Number(/\binputs\s*:\s*(\d+)/.exec(options)?.[1] ?? 0) + Number(/\boutputs\s*:\s*(\d+)/.exec(options)?.[1] ?? 0);
+        }
+        assert.ok(minimum > 0, 'the file registers a type');
+        assert.ok(uses.length >= minimum, `found ${uses.length} translated keys, expected at least ${minimum}: ${uses.map((u) => u.key).join(', ')}`);
+        for (const use of uses) {
+          if (use.section) assert.ok(section(entries, use.key), `${set.set}: the section "${use.key}" is in ${set.catalog.replace(PACK_ROOT + '/', '')}`);
+          else usesKey(set, entries, use.key);
+        }
+      });
+
+      it('labels every port: the input, and each output with a label of its own, from the catalog', function () {
+        for (const t of editorTypes(set)) {
+          if (t.category === 'config') continue;
+          const options = registration(html, t.type);
+          assert.ok(options !== '', `the registerType options of ${t.type}`);
+          for (const [property, ports] of [
+            ['inputLabels', Number(/\binputs\s*:\s*(\d+)/.exec(options)?.[1] ?? 0)],
+            ['outputLabels', Number(/\boutputs\s*:\s*(\d+)/.exec(options)?.[1] ?? 0)],
+          ] as const) {
+            if (ports === 0) continue;
+            const at = options.search(new RegExp(`\\b${property}\\s*:\\s*function`));
+            assert.ok(at >= 0, `${t.type} has ${property} for its ${ports} port(s)`);
+            const keys = [...new Set(stringLiterals(bracedBlock(options, at)).filter((l) => l.startsWith(`${t.type}.`)))];
+            assert.ok(keys.length >= ports, `${t.type}.${property}: ${keys.length} distinct catalog keys for ${ports} port(s): ${keys.join(', ')}`);
+            for (const key of keys) usesKey(set, entries, key);
+          }
+        }
       });
 
       it('has no hard-coded text in the edit dialog', function () {
@@ -141,11 +276,18 @@ describe('node help follows the help style guide', function () {
         const present = headings.filter((h) => expected.includes(h));
         assert.deepEqual(present, expected, `headings in order: ${headings.join(', ')}`);
         if (t.category !== 'config') {
-          const ports = /<ol class="node-ports">([\s\S]*?)<\/ol>/.exec(body);
-          assert.ok(ports, 'outputs as <ol class="node-ports">');
-          const items = ports[1].match(/<li>/g) ?? [];
+          // The guide: several outputs each get an item of an ol.node-ports; a single
+          // output is described directly, in a dl.message-properties under Outputs.
           const outputs = Number(/outputs\s*:\s*(\d+)/.exec(readFileSync(set.html, 'utf8'))?.[1]);
-          assert.equal(items.length, outputs, `one <li> per output (${outputs})`);
+          const ports = /<ol class="node-ports">([\s\S]*?)<\/ol>/.exec(body);
+          if (outputs > 1) {
+            assert.ok(ports, 'outputs as <ol class="node-ports">');
+            const items = ports[1].match(/<li>/g) ?? [];
+            assert.equal(items.length, outputs, `one <li> per output (${outputs})`);
+          } else {
+            assert.equal(ports, null, 'a single output needs no list of ports');
+            assert.match(body, /<h3>Outputs<\/h3>\s*<dl class="message-properties">/, 'the single output described in a dl.message-properties');
+          }
         }
       });
     }

@@ -46,22 +46,25 @@ function heapNow(): number {
   return usage.heapUsed + usage.arrayBuffers;
 }
 
+/** The memory store answers before claim() returns; the answer is not needed here. */
+const IGNORE = { value: (): void => undefined, error: (error: unknown): never => { throw error; } };
+
 function measure(store: 'window' | 'seen', cap: number): Measurement {
   const settings = { minSeconds: 60, minMetres: 25, ttlSeconds: 21_600 };
   // A fixed clock: nothing expires, so only the cap bounds the store.
   const windows = store === 'window' ? new MemoryWindowStore({ ...settings, maxAssets: cap }, () => NOW) : undefined;
-  const seen = store === 'seen' ? new MemorySeenStore({ ttlSeconds: 21_600, maxKeys: cap }, () => NOW) : undefined;
+  const seen = store === 'seen' ? new MemorySeenStore({ ttlSeconds: 21_600, maxKeys: cap, confirm: false, leaseSeconds: 60, keyMode: 'reading' }, () => NOW) : undefined;
   const base = heapNow();
   let atCap = 0;
   const started = Date.now();
   for (let i = 0; i < FEED; i++) {
     if (windows) {
-      windows.decide({ assetId: `veh-${i}`, t: NOW + i, lat: 52.52 + (i % 1000) * 1e-4, lon: 13.4 + (i % 997) * 1e-4 });
+      windows.decideNow({ assetId: `veh-${i}`, t: NOW + i, lat: 52.52 + (i % 1000) * 1e-4, lon: 13.4 + (i % 997) * 1e-4 });
     } else if (seen) {
       // Keys built as the node builds them, so the strings are the ones it stores.
       const deviceId = `bin-${i % 50_000}`;
       const key = idempotencyKey({ deviceId, seq: i, timeField: 'ts', epochMicros: NOW * 1000, measures: { fill_pct: (i % 1000) / 10 } });
-      seen.claim([{ deviceId, seq: i, hash: key.slice(key.lastIndexOf(':') + 1), key }]);
+      seen.claim({ claims: [{ key, group: deviceId }], token: i + 1 }, IGNORE, undefined);
     }
     if (i + 1 === Math.min(cap, FEED)) atCap = heapNow() - base;
   }

@@ -17,6 +17,7 @@ import {
   type DedupNodeType,
   type MigrationTable,
 } from '../../src/node-red/migrations';
+import { editorSettings, settingsPrefix } from '../../src/node-red/editor-settings';
 import { coreNodes, helper, node, packNodes, startServer, stopServer, until, type FlowNode } from '../support/node-red-helper';
 
 const ROOT = join(__dirname, '..', '..');
@@ -154,6 +155,28 @@ describe('config migrations', function () {
       }
     });
 
+    it('sensor v1 -> v2: names become paths, the one range a range per measured field, and the keys stay the same', function () {
+      const v1 = { version: 1, deviceField: 'device_id', seqField: 'seq', tsField: 'ts', contentFields: 'fill_pct, meta.temp, ts', valueMin: '-5', valueMax: '' };
+      const config: Record<string, unknown> = upgrade('sensor-reconnect-dedup', v1).config;
+      assert.deepEqual(config.measures, [
+        { path: 'fill_pct', name: '', min: '-5', max: '' },
+        // A v1 name with a dot was a top-level key: quoted, it still names that key, under the same name.
+        { path: '["meta.temp"]', name: 'meta.temp', min: '-5', max: '' },
+      ]);
+      assert.equal(config.contentFields, undefined);
+      assert.equal(config.valueMin, undefined);
+      assert.equal(config.valueMax, undefined);
+      assert.equal(config.tsField, 'ts');
+      // Absent bounds were 0 to 100 in v1; an absent list was fill_pct.
+      assert.deepEqual((upgrade('sensor-reconnect-dedup', { version: 1 }).config as Record<string, unknown>).measures, [{ path: 'fill_pct', name: '', min: 0, max: 100 }]);
+    });
+
+    it('sliding-window v1 -> v2: the clock guard stays off for a flow saved without it', function () {
+      const of = (saved: object): unknown => (upgrade('sliding-window-dedup', saved).config as Record<string, unknown>).maxAheadSeconds;
+      assert.equal(of({ version: 1 }), '');
+      assert.equal(of({ version: 1, maxAheadSeconds: '60' }), '60');
+    });
+
     it('tells the node when a config is newer than this release reads', function () {
       const heard: Array<[number, number]> = [];
       const config = upgradeConfig('sliding-window-dedup', { version: CONFIG_VERSION + 1, minSeconds: '5' }, (v, s) => heard.push([v, s]));
@@ -162,16 +185,22 @@ describe('config migrations', function () {
       assert.equal(config.version, CONFIG_VERSION + 1);
     });
 
-    it('matches the `version` default the editor saves for every node type', function () {
+    it('reaches the editor from the runtime: every node type exports its defaults with the current version, and its dialog uses them', function () {
       const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { 'node-red': { nodes: Record<string, string> } };
       const seen: string[] = [];
       for (const file of Object.values(pkg['node-red'].nodes)) {
         const html = readFileSync(join(ROOT, file.replace(/\.js$/, '.html')), 'utf8');
         const type = /registerType\(\s*["']([^"']+)["']/.exec(html)?.[1];
-        const version = /\bversion\s*:\s*\{\s*value\s*:\s*(\d+)\s*\}/.exec(html)?.[1];
         assert.ok(type, `${file}: registers a type`);
         assert.ok(TYPES.includes(type as DedupNodeType), `${type} has a migration table`);
-        assert.equal(Number(version), CONFIG_VERSION, `${type}: editor default version`);
+        // The dialog writes no version or default of its own: it takes them from the runtime.
+        assert.match(html, new RegExp(`defaults:\\s*E\\.defaultsFor\\("${type}"`), `${type}: defaults come from the runtime`);
+        assert.doesNotMatch(html, /\bversion\s*:\s*\{\s*value\s*:/, `${type}: no version written in the editor`);
+        const exported = editorSettings(type as DedupNodeType);
+        const name = `${settingsPrefix(type)}Defaults`;
+        assert.deepEqual(Object.keys(exported), [name], `${type}: exports ${name}`);
+        assert.equal((exported[name]?.value as { version?: number }).version, CONFIG_VERSION, `${type}: exported version`);
+        assert.equal(exported[name]?.exportable, true, `${type}: exported to the editor`);
         seen.push(type);
       }
       assert.deepEqual([...seen].sort(), [...TYPES].sort(), 'every type with a table is a node of the pack');

@@ -4,7 +4,7 @@
  * stores cannot drift apart as the users see them.
  */
 import assert from 'node:assert/strict';
-import { closeRedisClient, flushRedis, newRedisClient, sharedRedis } from '../support/global-hooks';
+import { closeRedisClient, flushRedis, newRedisClient, sharedRedis, useRedis } from '../support/global-hooks';
 import { freePort } from '../support/redis-server';
 import {
   collect,
@@ -62,6 +62,7 @@ async function decide(h: Harness, payloads: unknown[]): Promise<string[]> {
 
 function storeSuite(store: StoreKind): void {
   describe(`sliding-window dedup node, ${store} store`, function () {
+    if (store === 'redis') useRedis();
     before(startServer);
     after(stopServer);
     beforeEach(async function () {
@@ -268,6 +269,7 @@ describe('sliding-window dedup node, memory store bounds', function () {
 });
 
 describe('sliding-window dedup node, Redis-only behaviour', function () {
+  useRedis();
   before(startServer);
   after(stopServer);
   beforeEach(flushRedis);

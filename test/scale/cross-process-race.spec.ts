@@ -15,7 +15,7 @@
  * shows that this test can fail, and why the decision is one Lua script.
  */
 import assert from 'node:assert/strict';
-import { flushRedis, sharedRedis } from '../support/global-hooks';
+import { flushRedis, sharedRedis, useRedis } from '../support/global-hooks';
 import type { FlowNode } from '../support/node-red-helper';
 import { RuntimeProcess, type Injection, type Recorded, type RuntimeResults } from '../support/runtime-process';
 import { burstStream, chunked, pingStream, type BurstCase, type PingCase } from './streams';
@@ -118,6 +118,7 @@ function uniqueIds(records: readonly Recorded[], what: string): Set<string> {
 }
 
 describe('scale: two Node-RED runtimes in two processes race through one Redis', function () {
+  useRedis();
   this.timeout(180_000);
   const runtimes: RuntimeProcess[] = [];
 

@@ -53,6 +53,23 @@ export const helper: TestHelper = require('node-red-node-test-helper');
 const ROOT = join(__dirname, '..', '..');
 helper.init(require.resolve('node-red'));
 
+/**
+ * The memory stores outlive their node objects, held by node id across
+ * redeploys and restarts of the flows (src/node-red/memory-state.ts), as in
+ * a real Node-RED. The test helper's unload() stops the flows as a shutdown
+ * does, which keeps them; a test process is not a real install, and one
+ * test's state must not leak into the next test's node of the same id, so
+ * every unload also forgets the held stores (of the compiled module the
+ * runtime loaded, not of src/).
+ */
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- the compiled CommonJS output the runtime uses
+const compiledMemoryState = require(join(ROOT, 'nodes', 'node-red', 'memory-state.js')) as { forgetHeldStores(): void };
+const unloadFlows = helper.unload.bind(helper);
+helper.unload = async (): Promise<void> => {
+  await unloadFlows();
+  compiledMemoryState.forgetHeldStores();
+};
+
 /** The pack's compiled node modules, as Node-RED loads them. */
 export function packNodes(
   names: readonly string[] = ['dedup-redis', 'sliding-window-dedup', 'sensor-reconnect-dedup'],

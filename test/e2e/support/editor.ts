@@ -51,6 +51,7 @@ export interface RedGlobal {
     node(id: string): EditorNode | null;
     dirty(): boolean;
     eachConfig(callback: (node: EditorNode) => void): void;
+    getType(type: string): { outputs?: number } | undefined;
   };
   workspaces: { active(): string };
 }

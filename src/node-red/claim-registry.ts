@@ -1,0 +1,33 @@
+/**
+ * The seen-sets of the running sensor nodes, by node id, so that a dedup
+ * confirm node can confirm or release the keys a message carries with no
+ * wire back to the node that claimed them: msg.dedup names that node, and
+ * its store (memory, or Redis through the same dedup-redis connection) is
+ * found here.
+ */
+import type { SeenClaim } from '../core/burst';
+import type { SeenStore } from '../stores/types';
+
+export interface ClaimHolder {
+  store: SeenStore;
+  /** The claim of a key as its store needs it (the key's group: its device, or itself). */
+  claimOf(key: string): SeenClaim;
+  /** Whether the node holds keys pending until confirmed (confirm mode). */
+  confirm: boolean;
+  leaseSeconds: number;
+}
+
+const holders = new Map<string, ClaimHolder>();
+
+export function registerClaimHolder(nodeId: string, holder: ClaimHolder): void {
+  holders.set(nodeId, holder);
+}
+
+/** Only the holder registered under the id goes: a redeployed node may have registered its successor already. */
+export function unregisterClaimHolder(nodeId: string, holder: ClaimHolder): void {
+  if (holders.get(nodeId) === holder) holders.delete(nodeId);
+}
+
+export function claimHolder(nodeId: string): ClaimHolder | undefined {
+  return holders.get(nodeId);
+}

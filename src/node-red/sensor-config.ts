@@ -1,0 +1,124 @@
+import { lastName, parsePath, type PropertyPath } from '../core/property-path';
+import type { MeasureField, ReadingFields } from '../core/reading';
+import type { MemorySeenSettings } from '../stores/memory-seen-store';
+import type { NodeAPI, NodeDef } from './api';
+import { isBlank, nonNegativeNumber, oneOf, optionalNumber, positiveInteger, positiveNumber } from './config-values';
+import { MAX_ENTRIES, SENSOR_DEFAULTS as DEFAULTS, type MeasureDef } from './editor-settings';
+import { compileMessagePath, type MessagePath } from './message-path';
+import type { OnStoreError } from './store-failure';
+import type { StoreKind } from './store-binding';
+
+export interface SensorDef extends NodeDef {
+  store?: string;
+  redis?: string;
+  ttlSeconds?: string | number;
+  maxKeys?: string | number;
+  persistSeconds?: string | number;
+  keyMode?: string;
+  keyProperty?: string;
+  keyPropertyType?: string;
+  deviceField?: string;
+  seqField?: string;
+  tsField?: string;
+  measures?: unknown;
+  confirm?: string;
+  leaseSeconds?: string | number;
+  outputMode?: string;
+  onStoreError?: string;
+}
+
+/** Where a key comes from in key mode `property`: a msg property, or a JSONata expression. */
+export type KeySource = { type: 'msg'; path: MessagePath } | { type: 'jsonata'; expression: unknown; text: string };
+
+export interface SensorConfig {
+  seen: MemorySeenSettings;
+  /** Key mode `reading`: where each part of a reading is. */
+  fields: ReadingFields | undefined;
+  /** Key mode `property`: where the key is. */
+  keySource: KeySource | undefined;
+  outputMode: 'burst' | 'each';
+  store: StoreKind;
+  redis: string | undefined;
+  persistSeconds: number;
+  onStoreError: OnStoreError;
+}
+
+export function readSensorConfig(RED: NodeAPI, def: SensorDef): SensorConfig {
+  const keyMode = oneOf(def.keyMode, ['reading', 'property'], 'reading');
+  const confirm = oneOf(def.confirm, ['off', 'on'], 'off') === 'on';
+  const settingMax = RED.settings.sensorReconnectDedupMaxKeys;
+  const seen: MemorySeenSettings = {
+    ttlSeconds: positiveNumber(def.ttlSeconds, 'ttlSeconds', DEFAULTS.ttlSeconds),
+    // Blank in the editor means "use the runtime setting", as does absent.
+    maxKeys: positiveInteger(isBlank(def.maxKeys) ? settingMax : def.maxKeys, 'maxKeys', MAX_ENTRIES),
+    confirm,
+    leaseSeconds: positiveNumber(def.leaseSeconds, 'leaseSeconds', DEFAULTS.leaseSeconds),
+    keyMode,
+  };
+  return {
+    seen,
+    fields: keyMode === 'reading' ? readingFields(def) : undefined,
+    keySource: keyMode === 'property' ? keySource(RED, def) : undefined,
+    outputMode: oneOf(def.outputMode, ['burst', 'each'], 'burst'),
+    store: oneOf(def.store, ['memory', 'redis'], 'memory'),
+    redis: def.redis,
+    persistSeconds: nonNegativeNumber(def.persistSeconds, 'persistSeconds', DEFAULTS.persistSeconds),
+    onStoreError: oneOf(def.onStoreError, ['admit', 'error'], 'admit'),
+  };
+}
+
+function keySource(RED: NodeAPI, def: SensorDef): KeySource {
+  const text = isBlank(def.keyProperty) ? DEFAULTS.keyProperty : String(def.keyProperty).trim();
+  if (oneOf(def.keyPropertyType, ['msg', 'jsonata'], 'msg') === 'jsonata') {
+    try {
+      return { type: 'jsonata', expression: RED.util.prepareJSONataExpression(text, {}), text };
+    } catch (error) {
+      throw new Error(`keyProperty is not a valid JSONata expression: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+  return { type: 'msg', path: compileMessagePath(RED, text) };
+}
+
+function fieldPath(value: string | undefined, fallback: string, name: string): PropertyPath {
+  try {
+    return parsePath(isBlank(value) ? fallback : (value as string));
+  } catch (error) {
+    throw new Error(`${name}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+/** The reading's fields from the config, checked for clashes. */
+export function readingFields(def: SensorDef): ReadingFields {
+  const device = fieldPath(def.deviceField, DEFAULTS.deviceField, 'deviceField');
+  const seq = fieldPath(def.seqField, DEFAULTS.seqField, 'seqField');
+  const ts = fieldPath(def.tsField, DEFAULTS.tsField, 'tsField');
+  if (new Set([device.text, seq.text, ts.text]).size < 3) {
+    throw new Error(`the device, seq and timestamp fields must differ, not ${JSON.stringify([device.text, seq.text, ts.text])}`);
+  }
+  const listed = def.measures === undefined ? DEFAULTS.measures : def.measures;
+  if (!Array.isArray(listed) || listed.length === 0) throw new Error('measures must list at least one measured field');
+  const tsName = lastName(ts);
+  const names = new Map<string, string>();
+  const measures = (listed as MeasureDef[]).map((item, index): MeasureField => {
+    if (item === null || typeof item !== 'object') throw new Error(`measures[${index}] must be an object with a path`);
+    const path = fieldPath(item.path, '', `measures[${index}].path`);
+    if (path.text === device.text || path.text === seq.text) {
+      throw new Error(`the measured field ${JSON.stringify(path.text)} is already the device or seq field`);
+    }
+    const name = isBlank(item.name) ? lastName(path) : String(item.name).trim();
+    // The timestamp is hashed under its own name; a measure of that name would collide with it.
+    if (name === tsName) throw new Error(`the measured field ${JSON.stringify(path.text)} has the timestamp's name ${JSON.stringify(name)}: name it otherwise`);
+    const clash = names.get(name);
+    if (clash !== undefined) {
+      throw new Error(`the measured fields ${JSON.stringify(clash)} and ${JSON.stringify(path.text)} have one name, ${JSON.stringify(name)}: name one of them otherwise`);
+    }
+    names.set(name, path.text);
+    const min = optionalNumber(item.min, `measures[${index}].min`);
+    const max = optionalNumber(item.max, `measures[${index}].max`);
+    if (min !== undefined && max !== undefined && min > max) {
+      throw new Error(`the valid range of ${JSON.stringify(path.text)} is reversed: ${min} is greater than ${max}`);
+    }
+    return { name, path, ...(min !== undefined ? { min } : {}), ...(max !== undefined ? { max } : {}) };
+  });
+  return { device, seq, ts, tsName, measures };
+}

@@ -1,0 +1,315 @@
+import { countsOf, prepareReadings, settleReadings, undecidedCounts, type Counts, type KeyResult, type Prepared, type Rejected, type Settled } from '../core/burst';
+import { showValue } from '../core/fields';
+import { deviceOfKey } from '../core/idempotency-key';
+import { propertyKey, readingKey } from '../core/keys';
+import { locate } from '../core/property-path';
+import { isRecord } from '../core/reading';
+import { seenCodec } from '../persist/codecs';
+import { nextToken } from '../redis/call-token';
+import { MemorySeenStore } from '../stores/memory-seen-store';
+import { RedisSeenStore } from '../stores/redis-seen-store';
+import type { Replies, SeenStore } from '../stores/types';
+import type { DoneFunction, Node, NodeAPI, NodeMessage, SendFunction } from './api';
+import { registerClaimHolder, unregisterClaimHolder, type ClaimHolder } from './claim-registry';
+import { errorMessage } from './errors';
+import { trackNode, type NodeInsight } from './insight';
+import { fingerprintOf, LostDecisions } from './lost-decisions';
+import { upgradeConfig } from './migrations';
+import { NodeLifecycle } from './node-lifecycle';
+import { resetTarget } from './reset';
+import { readSensorConfig, type SensorConfig, type SensorDef } from './sensor-config';
+import { bindMemoryStore, bindRedisStore, type BoundStore } from './store-binding';
+import { StoreFailurePolicy } from './store-failure';
+
+export const SENSOR_TYPE = 'sensor-reconnect-dedup';
+
+/** A message waiting on the store: the one object a decision allocates. */
+interface Waiting {
+  msg: NodeMessage;
+  prepared: Prepared;
+  token: number;
+  send: SendFunction;
+  done: DoneFunction;
+}
+
+/**
+ * The sensor reconnect node's behaviour: key each reading (core/keys),
+ * claim the keys of a message in one request (core/burst decides the
+ * repeats within it), route the admitted readings and the audit. The entry
+ * file (src/sensor-reconnect-dedup.ts) only hands it the node.
+ */
+export class SensorController {
+  readonly totals = { received: 0, unique: 0, suppressed: 0, rejected: 0, leaseExpired: 0 };
+  readonly life: NodeLifecycle;
+  private config!: SensorConfig;
+  private bound!: BoundStore<SeenStore>;
+  private failure!: StoreFailurePolicy;
+  private insight!: NodeInsight;
+  private readonly lost = new LostDecisions<number>(3_600_000);
+  private readonly replies: Replies<number[], Waiting>;
+  /**
+   * Messages whose keys are still being worked out (a JSONata key), and the
+   * ones behind them: each runs once everything before it has, so that the
+   * store sees messages, and resets, in the order they came.
+   */
+  private readonly queue: { run: (() => void) | undefined }[] = [];
+
+  constructor(
+    private readonly RED: NodeAPI,
+    private readonly node: Node,
+  ) {
+    this.life = new NodeLifecycle(RED, node, SENSOR_TYPE, (t) =>
+      t(this.config?.seen.confirm ? 'status.countsConfirm' : 'status.counts', {
+        received: this.totals.received,
+        unique: this.totals.unique,
+        suppressed: this.totals.suppressed,
+        rejected: this.totals.rejected,
+        expired: this.totals.leaseExpired,
+      }),
+    );
+    this.replies = {
+      value: (codes, w) => {
+        this.life.end();
+        this.life.board.storeWorked();
+        this.route(w, settleReadings(w.prepared, codes, undefined, this.config.seen.confirm));
+      },
+      error: (error, w) => {
+        this.life.end();
+        this.storeFailed(w, error);
+      },
+    };
+  }
+
+  start(def: SensorDef): void {
+    const { life, node } = this;
+    let holder: ClaimHolder;
+    try {
+      const upgraded = upgradeConfig(SENSOR_TYPE, def, (version, supported) => node.warn(life.t('warnings.newerConfig', { version, supported })));
+      const config = readSensorConfig(this.RED, upgraded);
+      this.failure = new StoreFailurePolicy(node, config.onStoreError, life.board, life.t);
+      this.bound =
+        config.store === 'memory'
+          ? bindMemoryStore(this.RED, node, {
+              make: () => new MemorySeenStore(config.seen),
+              reuse: (store) => store.reconfigure(config.seen),
+              codec: seenCodec,
+              persistSeconds: config.persistSeconds,
+            })
+          : bindRedisStore(this.RED, node, config.redis, life.board, life.t, (client, options) => new RedisSeenStore(client, config.seen, options));
+      this.config = config;
+      const byDevice = config.seen.keyMode === 'reading';
+      holder = {
+        store: this.bound.store,
+        claimOf: (key) => ({ key, group: byDevice ? deviceOfKey(key) : key }),
+        confirm: config.seen.confirm,
+        leaseSeconds: config.seen.leaseSeconds,
+      };
+    } catch (error) {
+      life.refuseMessages(error);
+      return;
+    }
+    registerClaimHolder(node.id, holder);
+    const { config, bound } = this;
+    this.insight = trackNode({
+      id: node.id,
+      type: SENSOR_TYPE,
+      name: node.name ?? '',
+      info: () => bound.info(),
+      settings: () => ({ ...config.seen, outputMode: config.outputMode }),
+      sampleSize: 0,
+    });
+    life.onClose((removed) => {
+      unregisterClaimHolder(node.id, holder);
+      this.insight.close(removed);
+    });
+    life.use(bound);
+    life.board.changed();
+    node.on('input', (msg, send, done) => this.input(msg, send, done));
+  }
+
+  input(msg: NodeMessage, send: SendFunction, done: DoneFunction): void {
+    if (resetTarget(msg) !== undefined) {
+      this.inOrder(() => this.life.reset(msg, this.bound.store, done));
+      return;
+    }
+    const payload = msg.payload;
+    const burst = Array.isArray(payload);
+    const source = this.config.keySource;
+    if (source === undefined) {
+      // Key mode `reading`: the payload holds the readings.
+      if (!burst && !isRecord(payload)) {
+        this.tally({ received: 1, unique: 0, duplicates_suppressed: 0, rejected: 1, in_flight: 0, lease_expired: 0 });
+        this.insight.rejected(1);
+        done(new Error(this.life.t('errors.badPayload', { value: showValue(payload) })));
+        return;
+      }
+      const fields = this.config.fields;
+      if (fields === undefined) throw new Error('key mode reading without its fields');
+      const prepared = prepareReadings(burst ? (payload as unknown[]) : [payload], burst, (raw) => readingKey(raw, fields));
+      this.inOrder(() => this.decide(msg, prepared, send, done));
+      return;
+    }
+    // Key mode `property`: each reading's key is read from the message, the
+    // reading as its payload.
+    const readings = burst ? (payload as unknown[]) : [payload];
+    const messageOf = (raw: unknown): NodeMessage => (burst ? { ...msg, payload: raw } : msg);
+    if (source.type === 'msg') {
+      // Where the key was read: msg.payload.id of a burst's third reading is msg.payload[2].id.
+      const where = (index: number): string => (burst ? source.path.label.replace(/^msg\.payload(?=$|[.[])/, `msg.payload[${index}]`) : source.path.label);
+      const prepared = prepareReadings(readings, burst, (raw, index) => located(propertyKey(source.path.read(messageOf(raw))), where(index)));
+      this.inOrder(() => this.decide(msg, prepared, send, done));
+      return;
+    }
+    const slot: { run: (() => void) | undefined } = { run: undefined };
+    this.queue.push(slot);
+    const results = new Array<KeyResult>(readings.length);
+    let left = readings.length;
+    const finish = (): void => {
+      slot.run = () => this.decide(msg, prepareReadings(readings, burst, (_raw, index) => results[index] as KeyResult), send, done);
+      this.drain();
+    };
+    if (left === 0) finish();
+    readings.forEach((raw, index) => {
+      this.RED.util.evaluateJSONataExpression(source.expression, messageOf(raw), (error, value) => {
+        const where = burst ? `msg.payload[${index}]` : 'msg';
+        results[index] = error
+          ? { ok: false, path: null, value: source.text, problem: `the key expression failed: ${error.message}`, where }
+          : located(propertyKey(value), `${where} → ${source.text}`);
+        if (--left === 0) finish();
+      });
+    });
+  }
+
+  /** Runs now when nothing waits ahead of it, else in its turn. */
+  private inOrder(run: () => void): void {
+    if (this.queue.length === 0) {
+      run();
+      return;
+    }
+    this.queue.push({ run });
+    this.drain();
+  }
+
+  private drain(): void {
+    while (this.queue.length > 0 && this.queue[0]?.run !== undefined) {
+      const slot = this.queue.shift() as { run: () => void };
+      slot.run();
+    }
+  }
+
+  private decide(msg: NodeMessage, prepared: Prepared, send: SendFunction, done: DoneFunction): void {
+    if (!prepared.burst) {
+      const bad = prepared.rejected[0];
+      if (bad !== undefined) {
+        this.tally({ received: 1, unique: 0, duplicates_suppressed: 0, rejected: 1, in_flight: 0, lease_expired: 0 });
+        this.insight.rejected(1);
+        msg.dedup = { decision: 'rejected', ...this.rejectionInfo(bad) };
+        // done(err) alone reaches the Catch node; node.error as well would report it twice.
+        done(this.rejectionError(false, bad));
+        return;
+      }
+    } else {
+      // One error per bad reading, each carrying that reading, so a Catch
+      // flow can quarantine it; the burst itself ends with a plain done().
+      for (const bad of prepared.rejected) {
+        this.node.error(this.rejectionError(true, bad), { ...msg, payload: bad.raw, dedup: { decision: 'rejected', ...this.rejectionInfo(bad) } });
+      }
+    }
+    if (prepared.claims.length === 0) {
+      this.route({ msg, prepared, token: 0, send, done }, settleReadings(prepared, []));
+      return;
+    }
+    const fingerprint = this.lost.empty ? undefined : fingerprintOf(msg._msgid, prepared.claims.map((c) => c.key).join('\n'));
+    const token = (fingerprint === undefined ? undefined : this.lost.take(fingerprint)) ?? nextToken();
+    this.life.begin();
+    this.bound.store.claim({ claims: prepared.claims, token }, this.replies, { msg, prepared, token, send, done });
+  }
+
+  private storeFailed(w: Waiting, error: unknown): void {
+    const raised = this.failure.failed(error);
+    if (raised !== undefined) {
+      // The claims may still be made on the server: a retry of this very
+      // message claims under the same token, and is admitted again.
+      this.lost.remember(fingerprintOf(w.msg._msgid, w.prepared.claims.map((c) => c.key).join('\n')), w.token);
+      // Not passed on, so counted with the readings that were not decided.
+      this.tally(undecidedCounts(w.prepared));
+      this.insight.sensorDecided(w.prepared, undefined);
+      this.life.failed(w.msg, w.done, raised);
+      return;
+    }
+    this.route(w, settleReadings(w.prepared, undefined, errorMessage(error)));
+  }
+
+  private route(w: Waiting, settled: Settled): void {
+    const { msg, prepared, token } = w;
+    const counts = countsOf(prepared, settled);
+    this.tally(counts);
+    this.insight.sensorDecided(prepared, settled);
+    const store = this.bound.kind;
+    const claim = { token, node: this.node.id };
+    const reason = settled.storeError === undefined ? { reason: 'new' } : { reason: 'store-unavailable', error: settled.storeError };
+    if (!prepared.burst) {
+      const admitted = settled.admitted[0];
+      if (admitted !== undefined) {
+        msg.dedup = { decision: 'admitted', ...reason, ...(settled.replayed > 0 ? { reason: 'replayed' } : {}), key: admitted.key, ...counts, store, ...claim };
+        w.send([msg, null]);
+      } else {
+        const suppressed = settled.suppressed[0];
+        msg.dedup = { decision: 'suppressed', reason: suppressed?.reason ?? 'duplicate', key: suppressed?.keyed.key, ...counts, store };
+        w.send([null, msg]);
+      }
+      w.done();
+      return;
+    }
+    const keys = settled.admitted.map((k) => k.key);
+    // The audit copy is taken before msg becomes output 1; Node-RED clones
+    // every message of a send after the first, so sharing is safe.
+    const audit: NodeMessage = {
+      ...msg,
+      payload: {
+        ...counts,
+        suppressed: settled.suppressed.map((s) => ({ index: s.keyed.index, key: s.keyed.key, reason: s.reason, reading: s.keyed.raw })),
+        rejections: prepared.rejected.map((r) => this.rejectionInfo(r)),
+      },
+      dedup: { decision: 'audit', ...reason, keys, ...counts, store },
+    };
+    let admitted: NodeMessage | NodeMessage[] | null = null;
+    if (settled.admitted.length > 0 && this.config.outputMode === 'burst') {
+      msg.payload = settled.admitted.map((k) => k.raw);
+      msg.dedup = { decision: 'admitted', ...reason, keys, ...counts, store, ...claim };
+      admitted = msg;
+    } else if (settled.admitted.length > 0) {
+      admitted = settled.admitted.map((k) => ({
+        ...msg,
+        payload: k.raw,
+        dedup: { decision: 'admitted', ...reason, key: k.key, index: k.index, ...counts, store, ...claim },
+      }));
+    }
+    w.send([admitted, audit]);
+    w.done();
+  }
+
+  private tally(counts: Counts): void {
+    const totals = this.totals;
+    totals.received += counts.received;
+    totals.unique += counts.unique;
+    totals.suppressed += counts.duplicates_suppressed;
+    totals.rejected += counts.rejected;
+    totals.leaseExpired += counts.lease_expired;
+    this.life.board.changed();
+  }
+
+  private rejectionError(burst: boolean, r: Rejected): Error {
+    const where = r.where ?? locate(burst ? `msg.payload[${r.index}]` : 'msg.payload', r.path);
+    return new Error(this.life.t('errors.badReading', { where, value: r.value, problem: r.problem }));
+  }
+
+  private rejectionInfo(r: Rejected): Record<string, unknown> {
+    return { index: r.index, field: r.path?.text ?? null, value: r.value, problem: r.problem };
+  }
+}
+
+/** A property-mode key's rejection, naming where the key was read. */
+function located(result: KeyResult, where: string): KeyResult {
+  return result.ok ? result : { ...result, where };
+}

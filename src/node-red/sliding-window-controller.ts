@@ -1,0 +1,180 @@
+import { readPing, type RawPing } from '../core/ping';
+import type { Ping } from '../core/sliding-window';
+import { windowCodec } from '../persist/codecs';
+import { MemoryWindowStore } from '../stores/memory-window-store';
+import { RedisWindowStore } from '../stores/redis-window-store';
+import type { Replies, WindowOutcome, WindowStore } from '../stores/types';
+import type { DoneFunction, Node, NodeAPI, NodeMessage, SendFunction } from './api';
+import { errorMessage } from './errors';
+import { trackNode, type NodeInsight } from './insight';
+import { fingerprintOf, LostDecisions } from './lost-decisions';
+import { upgradeConfig } from './migrations';
+import { NodeLifecycle } from './node-lifecycle';
+import { readSlidingWindowConfig, type SlidingWindowConfig, type SlidingWindowDef } from './sliding-window-config';
+import { bindMemoryStore, bindRedisStore, type BoundStore } from './store-binding';
+import { StoreFailurePolicy } from './store-failure';
+
+export const SLIDING_WINDOW_TYPE = 'sliding-window-dedup';
+
+/** A message waiting on the store for its decision: the one object a decision allocates. */
+interface Waiting {
+  msg: NodeMessage;
+  ping: Ping;
+  send: SendFunction;
+  done: DoneFunction;
+}
+
+/**
+ * The sliding-window node's behaviour: read a ping from the message, ask the
+ * store, route by the answer. The entry file (src/sliding-window-dedup.ts)
+ * only hands it the node.
+ */
+export class SlidingWindowController {
+  readonly counts = { admitted: 0, suppressed: 0, rejected: 0 };
+  readonly life: NodeLifecycle;
+  private config!: SlidingWindowConfig;
+  private bound!: BoundStore<WindowStore>;
+  private failure!: StoreFailurePolicy;
+  private insight!: NodeInsight;
+  private readonly lost = new LostDecisions<true>(3_600_000);
+  private readonly raw: RawPing = { assetId: undefined, time: undefined, lat: undefined, lon: undefined, heading: undefined, accuracy: undefined, events: undefined };
+  private readonly replies: Replies<WindowOutcome, Waiting>;
+
+  constructor(
+    private readonly RED: NodeAPI,
+    private readonly node: Node,
+  ) {
+    this.life = new NodeLifecycle(RED, node, SLIDING_WINDOW_TYPE, (t) => t('status.counts', this.counts));
+    // Made once per node: a waiting message costs its Waiting object only.
+    this.replies = {
+      value: (outcome, w) => {
+        this.life.end();
+        this.life.board.storeWorked();
+        this.route(w, outcome);
+      },
+      error: (error, w) => {
+        this.life.end();
+        this.storeFailed(w, error);
+      },
+    };
+  }
+
+  /** Reads the config and binds the store; a config that cannot start answers every message with the reason. */
+  start(def: SlidingWindowDef): void {
+    const { life, node } = this;
+    try {
+      const upgraded = upgradeConfig(SLIDING_WINDOW_TYPE, def, (version, supported) => node.warn(life.t('warnings.newerConfig', { version, supported })));
+      const config = readSlidingWindowConfig(this.RED, upgraded);
+      for (const warning of config.warnings) node.warn(life.t(warning.key, warning.subs));
+      this.failure = new StoreFailurePolicy(node, config.onStoreError, life.board, life.t);
+      this.bound =
+        config.store === 'memory'
+          ? bindMemoryStore(this.RED, node, {
+              make: () => new MemoryWindowStore(config.settings),
+              reuse: (store) => store.reconfigure(config.settings),
+              codec: windowCodec,
+              persistSeconds: config.persistSeconds,
+            })
+          : bindRedisStore(this.RED, node, config.redis, life.board, life.t, (client, options) => new RedisWindowStore(client, config.settings, options));
+      this.config = config;
+    } catch (error) {
+      life.refuseMessages(error);
+      return;
+    }
+    const { config, bound } = this;
+    this.insight = trackNode({
+      id: node.id,
+      type: SLIDING_WINDOW_TYPE,
+      name: node.name ?? '',
+      info: () => bound.info(),
+      settings: () => ({ ...config.settings, eventFields: config.paths.events.map((p) => p.label), accuracyProperty: config.paths.accuracy?.label ?? '' }),
+      sampleSize: config.sampleSize,
+    });
+    life.onClose((removed) => this.insight.close(removed));
+    life.use(bound);
+    life.board.changed();
+    node.on('input', (msg, send, done) => this.input(msg, send, done));
+  }
+
+  input(msg: NodeMessage, send: SendFunction, done: DoneFunction): void {
+    const store = this.bound.store;
+    if (this.life.reset(msg, store, done)) return;
+    const paths = this.config.paths;
+    // One object for every message, filled in place: readPing keeps nothing of it.
+    const raw = this.raw;
+    raw.assetId = paths.assetId.read(msg);
+    raw.time = paths.time.read(msg);
+    raw.lat = paths.lat.read(msg);
+    raw.lon = paths.lon.read(msg);
+    raw.heading = paths.heading === undefined ? undefined : paths.heading.read(msg);
+    raw.accuracy = paths.accuracy === undefined ? undefined : paths.accuracy.read(msg);
+    raw.events = paths.events.length === 0 ? undefined : paths.events.map((p) => p.read(msg));
+    const read = readPing(raw);
+    if (!read.ok) {
+      this.counts.rejected++;
+      this.insight.rejected(1);
+      this.life.board.changed();
+      const label = paths[read.field]?.label ?? read.field;
+      done(new Error(this.life.t('errors.badField', { path: label, value: read.value, problem: read.problem })));
+      return;
+    }
+    const ping = read.ping;
+    if (!this.lost.empty && this.lost.take(fingerprintOf(msg._msgid, contentOf(ping))) === true) ping.retry = true;
+    this.life.begin();
+    store.decide(ping, this.replies, { msg, ping, send, done });
+  }
+
+  private route(w: Waiting, outcome: WindowOutcome): void {
+    const { msg, ping } = w;
+    msg.dedup = {
+      decision: outcome.admit ? 'admitted' : 'suppressed',
+      reason: outcome.reason,
+      assetId: ping.assetId,
+      dtSeconds: outcome.dtSeconds,
+      distanceMetres: outcome.distanceMetres,
+      headingChange: outcome.headingChange,
+      accepted: outcome.accepted,
+      suppressed: outcome.suppressed,
+      store: this.bound.kind,
+    };
+    if (outcome.admit) this.counts.admitted++;
+    else this.counts.suppressed++;
+    this.insight.windowDecided(ping, outcome);
+    this.life.board.changed();
+    w.send(outcome.admit ? [msg, null] : [null, msg]);
+    w.done();
+  }
+
+  private storeFailed(w: Waiting, error: unknown): void {
+    const { msg, ping } = w;
+    const raised = this.failure.failed(error);
+    if (raised !== undefined) {
+      // The call may still run on the server: a retry of this very message is recognised.
+      this.lost.remember(fingerprintOf(msg._msgid, contentOf(ping)), true);
+      this.life.failed(msg, w.done, raised);
+      return;
+    }
+    msg.dedup = {
+      decision: 'admitted',
+      reason: 'store-unavailable',
+      error: errorMessage(error),
+      assetId: ping.assetId,
+      dtSeconds: null,
+      distanceMetres: null,
+      headingChange: null,
+      accepted: null,
+      suppressed: null,
+      store: this.bound.kind,
+    };
+    this.counts.admitted++;
+    this.insight.windowDecided(ping, undefined);
+    this.life.board.changed();
+    w.send([msg, null]);
+    w.done();
+  }
+}
+
+/** What a ping carries, for recognising the same message retried. */
+function contentOf(ping: Ping): string {
+  return `${ping.assetId}|${ping.t}|${ping.lat}|${ping.lon}`;
+}
