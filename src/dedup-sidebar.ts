@@ -1,0 +1,194 @@
+import type { IncomingMessage } from 'http';
+import { insightDetails, insightSummaries, keyGaps, publishInsight, runningSubject, windowSample } from './node-red/insight';
+import { DEFAULT_METRES, DEFAULT_SECONDS, MAX_VALUES, parseList, ruleOf, withCurrent } from './tune/grid-spec';
+import type { WhatIfJob } from './tune/jobs';
+import { runWhatIfJob } from './tune/threads';
+import { ttlWhatIf } from './tune/ttl-what-if';
+import { MAX_UPLOAD_BYTES, readUpload } from './tune/upload';
+
+/**
+ * The dedup sidebar's runtime half (a Node-RED plugin, package.json
+ * `node-red.plugins`; the editor half is nodes/dedup-sidebar.html). It
+ * pushes every running dedup node's rates to the editor over RED.comms and
+ * answers the sidebar's questions on the admin API:
+ *
+ *   GET  dedup-sidebar/nodes                  every node, as pushed    (dedup.read)
+ *   GET  dedup-sidebar/nodes/:id              one node with its lists  (dedup.read)
+ *   POST dedup-sidebar/nodes/:id/what-if      the grid over its sample (dedup.write)
+ *   POST dedup-sidebar/nodes/:id/what-if/file the grid over an upload  (dedup.write)
+ *   POST dedup-sidebar/nodes/:id/ttl-what-if  the sensor TTL what-if   (dedup.write)
+ *
+ * The what-if is work (seconds, for a large upload) and reads files, so it
+ * needs write permission and runs in a thread of its own, one at a time.
+ * Data comes from node-red/insight, which the nodes report to.
+ */
+
+/** The part of the plugin API used here, typed by hand as node-red/api does for nodes. */
+interface AdminRequest extends IncomingMessage {
+  params: Record<string, string>;
+  query: Record<string, unknown>;
+  body?: unknown;
+  /** Set by Node-RED's body parsers once they consumed the body. */
+  _body?: boolean;
+}
+
+interface AdminResponse {
+  status(code: number): AdminResponse;
+  set(field: string, value: string): AdminResponse;
+  json(body: unknown): void;
+}
+
+type Handler = (req: AdminRequest, res: AdminResponse, next: (error?: unknown) => void) => void;
+
+interface PluginAPI {
+  plugins: { registerPlugin(id: string, definition: Record<string, unknown>): void };
+  httpAdmin: { get(path: string, ...handlers: Handler[]): void; post(path: string, ...handlers: Handler[]): void };
+  auth: { needsPermission(permission: string): Handler };
+  comms: { publish(topic: string, data: unknown, retain?: boolean): void };
+  _(key: string, substitutions?: Record<string, string | number>): string;
+}
+
+const PLUGIN_ID = 'dedup-sidebar';
+const COMMS_TOPIC = 'telemetry-dedup/insight';
+const BASE = '/dedup-sidebar/nodes';
+const PUSH_EVERY_MS = 2000;
+const WINDOW = 'sliding-window-dedup';
+const SENSOR = 'sensor-reconnect-dedup';
+
+/** The one what-if running in this runtime, if any. */
+let busy = false;
+
+export = function registerDedupSidebar(RED: PluginAPI): void {
+  RED.plugins.registerPlugin(PLUGIN_ID, { type: 'dedup-sidebar' });
+  publishInsight((nodes, time) => RED.comms.publish(COMMS_TOPIC, { time, nodes }, true), PUSH_EVERY_MS);
+
+  const read = RED.auth.needsPermission('dedup.read');
+  const write = RED.auth.needsPermission('dedup.write');
+
+  /** An error the editor words from its catalog (`code`), with the runtime's wording beside it. */
+  const fail = (res: AdminResponse, status: number, code: string, substitutions: Record<string, string | number> = {}): void => {
+    res.status(status).json({ error: { code, ...substitutions, message: RED._(`dedup-sidebar.errors.${code}`, substitutions) } });
+  };
+
+  RED.httpAdmin.get(BASE, read, (_req, res) => {
+    // The upload limit too, so that the editor refuses a large file before sending it.
+    res.json({ time: Date.now(), nodes: insightSummaries(), maxUploadBytes: MAX_UPLOAD_BYTES });
+  });
+
+  RED.httpAdmin.get(`${BASE}/:id`, read, (req, res) => {
+    const details = insightDetails(req.params.id as string);
+    if (details === undefined) fail(res, 404, 'noNode', { id: req.params.id as string });
+    else res.json(details);
+  });
+
+  /** The grid lists of a request (body or query), defaulted, with the node's own setting added. */
+  const gridOf = (source: Record<string, unknown>, settings: Record<string, unknown>, res: AdminResponse): WhatIfJob['request']['spec'] | undefined => {
+    const lists: number[][] = [];
+    for (const [name, fallback] of [['seconds', DEFAULT_SECONDS], ['metres', DEFAULT_METRES]] as const) {
+      const given = source[name];
+      if (given === undefined || given === '') {
+        lists.push(fallback);
+        continue;
+      }
+      const parsed = parseList(Array.isArray(given) ? given : String(given));
+      if (!parsed.ok) {
+        fail(res, 400, `list.${parsed.problem}`, { list: name, value: parsed.value, max: MAX_VALUES });
+        return undefined;
+      }
+      lists.push(parsed.values);
+    }
+    const number = (v: unknown): number | undefined => (typeof v === 'number' ? v : undefined);
+    return withCurrent({ seconds: lists[0] as number[], metres: lists[1] as number[] }, number(settings.minSeconds), number(settings.minMetres));
+  };
+
+  /** Runs a what-if job, one at a time, and answers with its result. */
+  const answer = async (res: AdminResponse, job: WhatIfJob, extra: Record<string, unknown>): Promise<void> => {
+    busy = true;
+    try {
+      const reply = await runWhatIfJob(job);
+      if (reply.kind === 'error') {
+        fail(res, reply.code === 'failed' ? 500 : 400, `file.${reply.code}`, { ...reply.details, detail: reply.message });
+        return;
+      }
+      res.json({ ...extra, read: reply.read ?? null, result: reply.result });
+    } catch (error) {
+      fail(res, 500, 'failed', { detail: error instanceof Error ? error.message : String(error) });
+    } finally {
+      busy = false;
+    }
+  };
+
+  /** The running sliding-window node of the request, or an answer saying why there is none. */
+  const windowNode = (req: AdminRequest, res: AdminResponse): Record<string, unknown> | undefined => {
+    const subject = runningSubject(req.params.id as string);
+    if (subject === undefined) fail(res, 404, 'noNode', { id: req.params.id as string });
+    else if (subject.type !== WINDOW) fail(res, 409, 'notWindow', { id: subject.id });
+    else if (busy) fail(res, 429, 'busy');
+    else return subject.settings();
+    return undefined;
+  };
+
+  RED.httpAdmin.post(`${BASE}/:id/what-if`, write, (req, res) => {
+    const settings = windowNode(req, res);
+    if (settings === undefined) return;
+    const sample = windowSample(req.params.id as string);
+    if (sample === undefined || sample.columns.size === 0) {
+      fail(res, 409, 'noSample');
+      return;
+    }
+    const body = req.body !== null && typeof req.body === 'object' ? (req.body as Record<string, unknown>) : {};
+    const spec = gridOf(body, settings, res);
+    if (spec === undefined) return;
+    const request = { spec, rule: ruleOf(settings, 'node'), heartbeatSeconds: Number(settings.minSeconds) };
+    void answer(res, { kind: 'what-if', input: { columns: sample.columns }, fields: {}, request }, { source: 'sample', current: currentOf(settings) });
+  });
+
+  RED.httpAdmin.post(`${BASE}/:id/what-if/file`, write, (req, res) => {
+    const settings = windowNode(req, res);
+    if (settings === undefined) return;
+    if (req._body === true) {
+      // A JSON or form body was parsed (and bounded) by Node-RED already: not a file.
+      fail(res, 415, 'uploadType');
+      return;
+    }
+    const spec = gridOf(req.query, settings, res);
+    if (spec === undefined) return;
+    busy = true;
+    readUpload(req, MAX_UPLOAD_BYTES).then(
+      (upload) => {
+        if (!upload.ok) {
+          busy = false;
+          fail(res, 413, 'tooLarge', { limit: MAX_UPLOAD_BYTES / 1024 / 1024, size: (upload.bytes / 1024 / 1024).toFixed(1) });
+          return;
+        }
+        const fields = { heading: typeof settings.minHeadingDegrees === 'number', accuracy: typeof settings.accuracyProperty === 'string' && settings.accuracyProperty !== '' };
+        const request = { spec, rule: ruleOf(settings, 'node'), heartbeatSeconds: Number(settings.minSeconds) };
+        const name = typeof req.query.name === 'string' ? req.query.name.slice(0, 200) : '';
+        void answer(res, { kind: 'what-if', input: { text: upload.bytes }, fields, request }, { source: 'file', name, current: currentOf(settings) });
+      },
+      (error: unknown) => {
+        busy = false;
+        fail(res, 400, 'uploadFailed', { detail: error instanceof Error ? error.message : String(error) });
+      },
+    );
+  });
+
+  RED.httpAdmin.post(`${BASE}/:id/ttl-what-if`, write, (req, res) => {
+    const subject = runningSubject(req.params.id as string);
+    if (subject === undefined) {
+      fail(res, 404, 'noNode', { id: req.params.id as string });
+      return;
+    }
+    const gaps = subject.type === SENSOR ? keyGaps(subject.id) : undefined;
+    if (gaps === undefined) {
+      fail(res, 409, 'notSensor', { id: subject.id });
+      return;
+    }
+    const current = Number(gaps.settings.ttlSeconds);
+    res.json({ current, stats: gaps.stats, replays: gaps.gaps.length, points: ttlWhatIf(gaps.gaps, current) });
+  });
+};
+
+function currentOf(settings: Record<string, unknown>): { minSeconds: unknown; minMetres: unknown } {
+  return { minSeconds: settings.minSeconds, minMetres: settings.minMetres };
+}

@@ -1,0 +1,90 @@
+import { grown, RecencyIndex } from '../core/recency-index';
+
+/**
+ * The assets of a sliding-window node as the sidebar lists them: when each
+ * was last heard from, and its running accepted / suppressed counts as the
+ * store reported them with its last decision. Ordered by last ping
+ * (core/recency-index), so the assets silent longest are the head of the
+ * chain, and a ping costs one map lookup and a relink, no allocation.
+ * Bounded like the node's own store: past `maxAssets`, the asset heard from
+ * longest ago is forgotten.
+ */
+export interface AssetRow {
+  assetId: string;
+  lastSeen: number;
+  accepted: number;
+  suppressed: number;
+  /** suppressed / accepted (accepted taken as at least 1). */
+  ratio: number;
+}
+
+export class AssetBoard {
+  private readonly index: RecencyIndex;
+  private lastSeen = new Float64Array(0);
+  private accepted = new Float64Array(0);
+  private suppressed = new Float64Array(0);
+
+  constructor(private readonly maxAssets: number) {
+    this.index = new RecencyIndex(maxAssets, (capacity) => {
+      this.lastSeen = grown(this.lastSeen, capacity);
+      this.accepted = grown(this.accepted, capacity);
+      this.suppressed = grown(this.suppressed, capacity);
+    });
+  }
+
+  get size(): number {
+    return this.index.size;
+  }
+
+  /** A ping of the asset; counts NaN when the store gave none (it failed), keeping the last known. */
+  seen(assetId: string, now: number, accepted: number, suppressed: number): void {
+    let slot = this.index.slot(assetId);
+    if (slot === undefined) {
+      if (this.index.size >= this.maxAssets) this.index.remove(this.index.oldest);
+      slot = this.index.insert(assetId);
+      this.accepted[slot] = 0;
+      this.suppressed[slot] = 0;
+    } else {
+      this.index.touch(slot);
+    }
+    this.lastSeen[slot] = now;
+    if (accepted === accepted) {
+      this.accepted[slot] = accepted;
+      this.suppressed[slot] = suppressed;
+    }
+  }
+
+  /** The `n` assets with the highest suppressed/accepted ratio (devices stuck re-sending a fix), highest first. */
+  stuck(n: number): AssetRow[] {
+    const top: AssetRow[] = [];
+    for (let slot = this.index.oldest; slot !== -1; slot = this.index.next(slot)) {
+      const suppressed = this.suppressed[slot] as number;
+      if (suppressed === 0) continue;
+      const ratio = suppressed / Math.max(1, this.accepted[slot] as number);
+      if (top.length === n && !ranksAbove(ratio, suppressed, top[n - 1] as AssetRow)) continue;
+      const row = this.row(slot);
+      let at = top.length;
+      while (at > 0 && ranksAbove(ratio, suppressed, top[at - 1] as AssetRow)) at--;
+      top.splice(at, 0, row);
+      if (top.length > n) top.pop();
+    }
+    return top;
+  }
+
+  /** The `n` assets heard from longest ago, longest first. */
+  silent(n: number): AssetRow[] {
+    const rows: AssetRow[] = [];
+    for (let slot = this.index.oldest; slot !== -1 && rows.length < n; slot = this.index.next(slot)) rows.push(this.row(slot));
+    return rows;
+  }
+
+  private row(slot: number): AssetRow {
+    const accepted = this.accepted[slot] as number;
+    const suppressed = this.suppressed[slot] as number;
+    return { assetId: this.index.keyAt(slot), lastSeen: this.lastSeen[slot] as number, accepted, suppressed, ratio: suppressed / Math.max(1, accepted) };
+  }
+}
+
+function ranksAbove(ratio: number, suppressed: number, row: AssetRow): boolean {
+  return ratio > row.ratio || (ratio === row.ratio && suppressed > row.suppressed);
+}

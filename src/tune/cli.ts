@@ -1,0 +1,214 @@
+import { writeFileSync } from 'fs';
+import { join } from 'path';
+import { SLIDING_WINDOW_DEFAULTS } from '../node-red/editor-settings';
+import { loadCatalog, type Translate } from './catalog';
+import { DEFAULT_METRES, DEFAULT_SECONDS, MAX_VALUES, parseList, ruleOf } from './grid-spec';
+import type { ReadSummary } from './jobs';
+import { parkedJitter } from './jitter';
+import { MAX_REPORTED_BAD_ROWS, PingFileError, readPingFile } from './ping-file';
+import { toCsv, toJson, toTable, type Report } from './report';
+import { cores, runGridThreaded } from './threads';
+import type { WhatIfResult } from './what-if';
+
+/**
+ * dedup-tune: the what-if of the dedup sidebar for a recorded file.
+ *
+ *   dedup-tune FILE [--seconds 10,30,60,120,300] [--metres 5,10,25,50,100]
+ *                   [--ttl 21600] [--heartbeat 60] [--format table|csv|json]
+ *                   [--svg FILE] [--threads N]
+ *
+ * Reads CSV (header assetId,ts,lat,lon, more columns allowed) or JSON Lines
+ * with the same names, runs every Heartbeat × Movement pair through the
+ * sliding-window node's own store (tune/grid), and prints what each would
+ * have admitted. Exit status: 0 done (bad rows are reported, not fatal),
+ * 1 the file could not be read, 2 a wrong option.
+ */
+export interface Io {
+  stdout(text: string): void;
+  stderr(text: string): void;
+}
+
+const PROCESS_IO: Io = {
+  stdout: (text) => process.stdout.write(text),
+  stderr: (text) => process.stderr.write(text),
+};
+
+/** Progress goes to stderr for files of more than this many pings, every this many pings read. */
+const PROGRESS_FROM = 1_000_000;
+const FORMATS = ['table', 'csv', 'json'] as const;
+const OPTIONS = ['seconds', 'metres', 'ttl', 'heartbeat', 'threads', 'format', 'svg'];
+type Format = (typeof FORMATS)[number];
+
+interface Options {
+  file: string;
+  seconds: number[];
+  metres: number[];
+  ttlSeconds: number;
+  heartbeatSeconds: number;
+  format: Format;
+  svg: string | undefined;
+  threads: number;
+}
+
+class UsageError extends Error {}
+
+/** `progressFrom`: where progress starts (PROGRESS_FROM; smaller in tests). */
+export async function main(argv: readonly string[], io: Io = PROCESS_IO, progressFrom: number = PROGRESS_FROM): Promise<number> {
+  const t = loadCatalog();
+  let options: Options | 'help';
+  try {
+    options = parseArgs(argv, t);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    io.stderr(`dedup-tune: ${error.message}\n${t('cli.tryHelp')}\n`);
+    return 2;
+  }
+  if (options === 'help') {
+    io.stdout(`${t('cli.usage', { seconds: DEFAULT_SECONDS.join(','), metres: DEFAULT_METRES.join(','), ttl: SLIDING_WINDOW_DEFAULTS.ttlSeconds, heartbeat: SLIDING_WINDOW_DEFAULTS.minSeconds, max: MAX_VALUES })}\n`);
+    return 0;
+  }
+  const { file } = options;
+  let read;
+  try {
+    read = await readPingFile(file, { every: progressFrom, onPings: (pings) => io.stderr(t('cli.progress.read', { pings: pings.toLocaleString('en-US') }) + '\n') });
+  } catch (error) {
+    if (!(error instanceof PingFileError)) throw error;
+    io.stderr(`dedup-tune: ${t(`cli.errors.${error.code}`, { file, ...error.details, message: error.message })}\n`);
+    return 1;
+  }
+  const { columns } = read;
+  const summary: ReadSummary = { format: read.format, rows: read.rows, badRows: read.badRows, firstBad: read.firstBad };
+  if (read.badRows > 0 && options.format !== 'table') {
+    io.stderr(`${t('cli.table.badRows', { count: read.badRows.toLocaleString('en-US'), max: MAX_REPORTED_BAD_ROWS })}\n`);
+    for (const bad of read.firstBad) io.stderr(`${t('cli.table.badRow', { line: bad.line, problem: bad.problem })}\n`);
+  }
+  const rule = ruleOf({ ttlSeconds: options.ttlSeconds });
+  const spec = { seconds: options.seconds, metres: options.metres };
+  const loud = columns.size > progressFrom;
+  const cells = await runGridThreaded(columns, spec, rule, options.threads, (done, total) => {
+    if (loud) io.stderr(t('cli.progress.cell', { done, total }) + '\n');
+  });
+  const result: WhatIfResult = {
+    spec,
+    received: columns.size,
+    assets: columns.names.length,
+    cells,
+    jitter: parkedJitter(columns, { heartbeatSeconds: options.heartbeatSeconds }),
+  };
+  const report: Report = { file, read: summary, rule, result };
+  io.stdout(options.format === 'csv' ? toCsv(cells) : options.format === 'json' ? toJson(report) : toTable(report, t));
+  if (options.svg !== undefined) writeFileSync(options.svg, svgOf(result, t));
+  return 0;
+}
+
+function parseArgs(argv: readonly string[], t: Translate): Options | 'help' {
+  const files: string[] = [];
+  const options: Omit<Options, 'file'> = {
+    seconds: DEFAULT_SECONDS,
+    metres: DEFAULT_METRES,
+    ttlSeconds: SLIDING_WINDOW_DEFAULTS.ttlSeconds,
+    heartbeatSeconds: SLIDING_WINDOW_DEFAULTS.minSeconds,
+    format: 'table',
+    svg: undefined,
+    threads: cores(),
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    if (arg === '-h' || arg === '--help') return 'help';
+    if (!arg.startsWith('--') || arg === '--') {
+      files.push(arg);
+      continue;
+    }
+    const eq = arg.indexOf('=');
+    const name = eq === -1 ? arg.slice(2) : arg.slice(2, eq);
+    if (!OPTIONS.includes(name)) throw new UsageError(t('cli.errors.unknownOption', { option: arg }));
+    let value: string;
+    if (eq !== -1) value = arg.slice(eq + 1);
+    else {
+      const next = argv[++i];
+      if (next === undefined) throw new UsageError(t('cli.errors.missingValue', { option: `--${name}` }));
+      value = next;
+    }
+    switch (name) {
+      case 'seconds':
+      case 'metres':
+        options[name] = list(name, value, t);
+        break;
+      case 'ttl':
+        options.ttlSeconds = positive('--ttl', value, t);
+        break;
+      case 'heartbeat':
+        options.heartbeatSeconds = positive('--heartbeat', value, t);
+        break;
+      case 'threads':
+        options.threads = Math.floor(positive('--threads', value, t));
+        break;
+      case 'format':
+        if (!(FORMATS as readonly string[]).includes(value)) throw new UsageError(t('cli.errors.format', { value, formats: FORMATS.join(', ') }));
+        options.format = value as Format;
+        break;
+      case 'svg':
+        options.svg = value;
+        break;
+    }
+  }
+  if (files.length !== 1) throw new UsageError(t(files.length === 0 ? 'cli.errors.noFile' : 'cli.errors.manyFiles'));
+  return { file: files[0] as string, ...options };
+}
+
+function list(name: 'seconds' | 'metres', value: string, t: Translate): number[] {
+  const parsed = parseList(value);
+  if (!parsed.ok) throw new UsageError(t(`cli.errors.list.${parsed.problem}`, { option: `--${name}`, value: parsed.value, max: MAX_VALUES }));
+  return parsed.values;
+}
+
+function positive(option: string, value: string, t: Translate): number {
+  const parsed = parseList(value);
+  if (!parsed.ok || parsed.values.length !== 1) throw new UsageError(t('cli.errors.positive', { option, value }));
+  return parsed.values[0] as number;
+}
+
+/** The chart module the sidebar draws with (resources/dedup-chart.js), from src/tune or nodes/tune alike. */
+interface ChartModule {
+  whatIf(model: object, options: object): string;
+  histogram(model: object, options: object): string;
+  stack(svgs: string[], options: object): string;
+}
+
+function svgOf(result: WhatIfResult, t: Translate): string {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- a browser script that is also a CommonJS module
+  const chart = require(join(__dirname, '..', '..', 'resources', 'dedup-chart.js')) as ChartModule;
+  const percent = (f: number): string => `${Math.round(f * 100)}%`;
+  const whatIf = chart.whatIf(
+    { seconds: result.spec.seconds, metres: result.spec.metres, cells: result.cells, current: null, suggestedMetres: result.jitter.suggestedMetres },
+    {
+      width: 720,
+      height: 380,
+      texts: {
+        title: t('whatIf.chartTitle'),
+        xAxis: t('whatIf.xAxis'),
+        yAxis: t('whatIf.yAxis'),
+        heartbeat: (s: number) => t('whatIf.heartbeat', { seconds: s }),
+        suggested: (m: number) => t('whatIf.suggestedMark', { metres: m }),
+        percent,
+        point: (c: { minSeconds: number; minMetres: number; admittedFraction: number; admitted: number; received: number }) =>
+          t('whatIf.pointTip', { seconds: c.minSeconds, metres: c.minMetres, percent: percent(c.admittedFraction), admitted: c.admitted, received: c.received }),
+      },
+    },
+  );
+  const j = result.jitter;
+  const histogram = chart.histogram(j, {
+    width: 720,
+    height: 220,
+    texts: {
+      title: t('jitter.chartTitle', { heartbeat: j.heartbeatSeconds }),
+      xAxis: t('jitter.xAxis'),
+      yAxis: t('jitter.yAxis'),
+      p95: (m: string) => t('jitter.p95Mark', { metres: m }),
+      suggested: (m: string) => t('jitter.suggestedMark', { metres: m }),
+      bar: (from: string, to: string, count: number) => t('jitter.barTip', { from, to, count }),
+      beyond: (count: number) => t('jitter.beyondTip', { count }),
+    },
+  });
+  return `<?xml version="1.0" encoding="UTF-8"?>\n${chart.stack([whatIf, histogram], { background: '#ffffff', colour: '#222222', gap: 12 })}\n`;
+}

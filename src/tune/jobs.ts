@@ -1,0 +1,66 @@
+import { TextDecoder } from 'util';
+import type { MemoryWindowSettings } from '../stores/memory-window-store';
+import { decideAll, type GridCell } from './grid';
+import type { PingColumns } from './ping-columns';
+import { PingFileError, readPingText, type BadRow, type PingFileFormat, type RuleFields } from './ping-file';
+import { whatIf, type WhatIfRequest, type WhatIfResult } from './what-if';
+
+/**
+ * The work a what-if thread does (tune/grid-worker), written as plain
+ * functions so that it runs the same in the thread or, where there is no
+ * compiled worker (under tsx), in the caller's.
+ */
+
+/** Some cells of a grid over shared columns (the command splits a grid between threads). */
+export interface CellsJob {
+  kind: 'cells';
+  columns: PingColumns;
+  settings: MemoryWindowSettings[];
+}
+
+/** A whole what-if over an upload (its bytes) or a node's sample (its columns). */
+export interface WhatIfJob {
+  kind: 'what-if';
+  input: { text: Uint8Array } | { columns: PingColumns };
+  fields: RuleFields;
+  request: WhatIfRequest;
+}
+
+export type Job = CellsJob | WhatIfJob;
+
+/** How a file was read: everything of PingFileResult but the pings themselves. */
+export interface ReadSummary {
+  format: PingFileFormat;
+  rows: number;
+  badRows: number;
+  firstBad: BadRow[];
+}
+
+export type Reply =
+  | { kind: 'cell'; index: number; cell: GridCell }
+  | { kind: 'done' }
+  | { kind: 'what-if'; read: ReadSummary | undefined; result: WhatIfResult }
+  | { kind: 'error'; code: string; message: string; details: Record<string, string> };
+
+export function runJob(job: Job, post: (reply: Reply) => void): void {
+  try {
+    if (job.kind === 'cells') {
+      job.settings.forEach((settings, index) => post({ kind: 'cell', index, cell: decideAll(job.columns, settings) }));
+      post({ kind: 'done' });
+      return;
+    }
+    let columns: PingColumns;
+    let read: ReadSummary | undefined;
+    if ('text' in job.input) {
+      const file = readPingText(new TextDecoder('utf-8').decode(job.input.text), job.fields);
+      columns = file.columns;
+      read = { format: file.format, rows: file.rows, badRows: file.badRows, firstBad: file.firstBad };
+    } else {
+      columns = job.input.columns;
+    }
+    post({ kind: 'what-if', read, result: whatIf(columns, job.request) });
+  } catch (error) {
+    if (error instanceof PingFileError) post({ kind: 'error', code: error.code, message: error.message, details: error.details });
+    else post({ kind: 'error', code: 'failed', message: error instanceof Error ? error.message : String(error), details: {} });
+  }
+}

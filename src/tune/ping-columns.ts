@@ -1,0 +1,127 @@
+import type { Ping } from '../core/sliding-window';
+
+/**
+ * Pings in columns, the one shape the what-if works on: a recorded file read
+ * by ping-file, or a node's recent input copied out of its ring buffer
+ * (ping-ring). Columns rather than an object per ping because a million
+ * pings is an ordinary file: as objects they would cost about 100 MB of heap
+ * and a long garbage collection; as typed arrays 60 bytes each, and they
+ * cross to a worker thread without a copy.
+ *
+ * Only what the sliding-window rule reads is held: the asset, the times, the
+ * position and the rule fields. Never a payload.
+ */
+export interface PingColumns {
+  size: number;
+  /** Each asset id once; `asset[i]` is the index of ping i's id here. */
+  names: string[];
+  asset: Int32Array;
+  /** Device time, epoch milliseconds. */
+  t: Float64Array;
+  lat: Float64Array;
+  lon: Float64Array;
+  /** NaN when the ping had none. */
+  heading: Float64Array;
+  accuracy: Float64Array;
+  events: Float64Array;
+  /** The host's clock when the node decided the ping (epoch ms); NaN when unknown, as for a file. */
+  arrival: Float64Array;
+}
+
+const FIRST_CAPACITY = 1024;
+
+/** Collects pings into columns, growing by doubling. */
+export class PingColumnsBuilder {
+  private readonly nameIndex = new Map<string, number>();
+  private readonly names: string[] = [];
+  private size = 0;
+  private asset = new Int32Array(FIRST_CAPACITY);
+  private t = new Float64Array(FIRST_CAPACITY);
+  private lat = new Float64Array(FIRST_CAPACITY);
+  private lon = new Float64Array(FIRST_CAPACITY);
+  private heading = new Float64Array(FIRST_CAPACITY);
+  private accuracy = new Float64Array(FIRST_CAPACITY);
+  private events = new Float64Array(FIRST_CAPACITY);
+  private arrival = new Float64Array(FIRST_CAPACITY);
+
+  get length(): number {
+    return this.size;
+  }
+
+  add(ping: Ping, arrival: number): void {
+    if (this.size === this.t.length) this.grow(this.size * 2);
+    const i = this.size++;
+    let index = this.nameIndex.get(ping.assetId);
+    if (index === undefined) {
+      index = this.names.length;
+      this.nameIndex.set(ping.assetId, index);
+      this.names.push(ping.assetId);
+    }
+    this.asset[i] = index;
+    this.t[i] = ping.t;
+    this.lat[i] = ping.lat;
+    this.lon[i] = ping.lon;
+    this.heading[i] = ping.heading ?? NaN;
+    this.accuracy[i] = ping.accuracy ?? 0;
+    this.events[i] = ping.events ?? 0;
+    this.arrival[i] = arrival;
+  }
+
+  /** The columns, cut to their length (copies: the builder may go on growing). */
+  build(): PingColumns {
+    const n = this.size;
+    return {
+      size: n,
+      names: this.names.slice(),
+      asset: this.asset.slice(0, n),
+      t: this.t.slice(0, n),
+      lat: this.lat.slice(0, n),
+      lon: this.lon.slice(0, n),
+      heading: this.heading.slice(0, n),
+      accuracy: this.accuracy.slice(0, n),
+      events: this.events.slice(0, n),
+      arrival: this.arrival.slice(0, n),
+    };
+  }
+
+  private grow(capacity: number): void {
+    const grow = <T extends Int32Array | Float64Array>(column: T): T => {
+      const next = new (column.constructor as new (length: number) => T)(capacity);
+      next.set(column);
+      return next;
+    };
+    this.asset = grow(this.asset);
+    this.t = grow(this.t);
+    this.lat = grow(this.lat);
+    this.lon = grow(this.lon);
+    this.heading = grow(this.heading);
+    this.accuracy = grow(this.accuracy);
+    this.events = grow(this.events);
+    this.arrival = grow(this.arrival);
+  }
+}
+
+/** A ping object to fill again and again with pingAt (the decision code keeps no reference to it). */
+export function blankPing(): Ping {
+  return { assetId: '', t: 0, lat: 0, lon: 0, heading: NaN, accuracy: 0, events: 0, retry: false };
+}
+
+/** Ping i of the columns, written into `into` (no allocation). */
+export function pingAt(columns: PingColumns, i: number, into: Ping): Ping {
+  into.assetId = columns.names[columns.asset[i] as number] as string;
+  into.t = columns.t[i] as number;
+  into.lat = columns.lat[i] as number;
+  into.lon = columns.lon[i] as number;
+  into.heading = columns.heading[i] as number;
+  into.accuracy = columns.accuracy[i] as number;
+  into.events = columns.events[i] as number;
+  into.retry = false;
+  return into;
+}
+
+/** The typed arrays of the columns, for a worker thread's transfer list. */
+export function transferables(columns: PingColumns): ArrayBuffer[] {
+  return [columns.asset, columns.t, columns.lat, columns.lon, columns.heading, columns.accuracy, columns.events, columns.arrival].map(
+    (column) => column.buffer as ArrayBuffer,
+  );
+}

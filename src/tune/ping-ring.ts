@@ -1,0 +1,98 @@
+import type { Ping } from '../core/sliding-window';
+import { PingColumnsBuilder, type PingColumns } from './ping-columns';
+
+/**
+ * A sliding-window node's recent input for the what-if: the last
+ * `capacity` pings, oldest overwritten first. It holds what the rule reads
+ * (asset id, device time, position, heading, accuracy, event fingerprint)
+ * and the host time of the decision, never a payload; it lives in the
+ * runtime's memory only, so it is never part of a flow export.
+ *
+ * Columns are typed arrays written in place: recording a ping allocates
+ * nothing (the id is a reference to the string the node already has). They
+ * start small and double up to the capacity, so an idle node costs little.
+ */
+const FIRST_CAPACITY = 256;
+
+export class PingRing {
+  private ids: string[] = [];
+  private t: Float64Array = new Float64Array(0);
+  private lat: Float64Array = new Float64Array(0);
+  private lon: Float64Array = new Float64Array(0);
+  private heading: Float64Array = new Float64Array(0);
+  private accuracy: Float64Array = new Float64Array(0);
+  private events: Float64Array = new Float64Array(0);
+  private arrival: Float64Array = new Float64Array(0);
+  /** Where the next ping goes. */
+  private head = 0;
+  private count = 0;
+
+  constructor(readonly capacity: number) {}
+
+  get size(): number {
+    return this.count;
+  }
+
+  push(ping: Ping, arrival: number): void {
+    if (this.capacity === 0) return;
+    if (this.head === this.t.length) {
+      if (this.t.length < this.capacity) this.grow(Math.min(this.capacity, Math.max(FIRST_CAPACITY, this.t.length * 2)));
+      else this.head = 0;
+    }
+    const i = this.head++;
+    this.ids[i] = ping.assetId;
+    this.t[i] = ping.t;
+    this.lat[i] = ping.lat;
+    this.lon[i] = ping.lon;
+    this.heading[i] = ping.heading ?? NaN;
+    this.accuracy[i] = ping.accuracy ?? 0;
+    this.events[i] = ping.events ?? 0;
+    this.arrival[i] = arrival;
+    if (this.count < this.capacity) this.count++;
+  }
+
+  /** The pings held, oldest first, as columns of their own. */
+  columns(): PingColumns {
+    const builder = new PingColumnsBuilder();
+    const start = this.oldestIndex();
+    const ping: Ping = { assetId: '', t: 0, lat: 0, lon: 0, heading: NaN, accuracy: 0, events: 0 };
+    for (let k = 0; k < this.count; k++) {
+      const i = (start + k) % this.count;
+      ping.assetId = this.ids[i] as string;
+      ping.t = this.t[i] as number;
+      ping.lat = this.lat[i] as number;
+      ping.lon = this.lon[i] as number;
+      ping.heading = this.heading[i] as number;
+      ping.accuracy = this.accuracy[i] as number;
+      ping.events = this.events[i] as number;
+      builder.add(ping, this.arrival[i] as number);
+    }
+    return builder.build();
+  }
+
+  /** Host time of the oldest ping held; undefined when empty. */
+  get oldestArrival(): number | undefined {
+    if (this.count === 0) return undefined;
+    return this.arrival[this.oldestIndex()];
+  }
+
+  /** Until the ring is full the oldest is at 0; after, it is the next to be overwritten. */
+  private oldestIndex(): number {
+    return this.count < this.capacity ? 0 : this.head % this.count;
+  }
+
+  private grow(capacity: number): void {
+    const grow = (column: Float64Array): Float64Array<ArrayBuffer> => {
+      const next = new Float64Array(capacity);
+      next.set(column);
+      return next;
+    };
+    this.t = grow(this.t);
+    this.lat = grow(this.lat);
+    this.lon = grow(this.lon);
+    this.heading = grow(this.heading);
+    this.accuracy = grow(this.accuracy);
+    this.events = grow(this.events);
+    this.arrival = grow(this.arrival);
+  }
+}

@@ -1,0 +1,302 @@
+/**
+ * The dedup sidebar in the real editor (Chromium): the tab lists the running
+ * dedup nodes, their rates move as messages pass, the what-if draws its
+ * chart over a node's recent input and over an uploaded file, and a point
+ * picked on the chart lands in the node's edit dialog. Screenshots of the
+ * tab go to test-results/screenshots/, or to docs/ with E2E_SCREENSHOTS=docs.
+ */
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, rmSync, truncateSync, writeFileSync } from 'fs';
+import { tmpdir } from 'os';
+import { dirname, join } from 'path';
+import { Editor, launchBrowser, screenshotFile, type Browser } from './support/editor';
+import { startNodeRed, type NodeRedServer } from './support/node-red';
+
+const TAB = 'fleet-tab';
+
+/** A function node's code: five minutes of a 20-van fleet, 10 s apart, the last round now, and a device stuck re-sending a cached fix. */
+const PINGS = `
+const now = Date.now();
+const out = [];
+for (let k = 0; k < 30; k++) {
+  const t = now - (29 - k) * 10000;
+  for (let a = 0; a < 20; a++) {
+    const parked = a % 2 === 0;
+    const wobble = parked ? Math.sin(k * 7 + a) * 0.00004 : 0;
+    out.push({ payload: { assetId: 'van-' + a, ts: t + a, lat: 52.52 + a * 0.01 + wobble + (parked ? 0 : k * 0.0006), lon: 13.4 + (parked ? Math.cos(k * 5 + a) * 0.00004 : 0) } });
+  }
+  out.push({ payload: { assetId: 'stuck-1', ts: now - 600000, lat: 52.6, lon: 13.5 } });
+}
+return [out];
+`;
+
+/** Bursts of ten readings from five bins, each followed by a replay of part of it; bin-4 replays most. */
+const BURSTS = `
+const out = [];
+for (let d = 0; d < 5; d++) {
+  const readings = [];
+  for (let s = 0; s < 10; s++) readings.push({ device_id: 'bin-' + d, seq: s, ts: '2026-07-16T09:00:' + String(s).padStart(2, '0') + 'Z', fill_pct: 10 + s });
+  out.push({ payload: readings });
+  out.push({ payload: readings.slice(0, 5 + d) });
+}
+return [out];
+`;
+
+const FLOWS = [
+  { id: TAB, type: 'tab', label: 'Fleet' },
+  { id: 'tick-vans', type: 'inject', z: TAB, name: 'five minutes of pings', props: [{ p: 'payload' }], payload: '', payloadType: 'date', repeat: '', once: false, x: 130, y: 80, wires: [['make-pings']] },
+  { id: 'make-pings', type: 'function', z: TAB, name: '20 vans', func: PINGS, outputs: 1, x: 330, y: 80, wires: [['vans']] },
+  { id: 'vans', type: 'sliding-window-dedup', z: TAB, name: 'vans', minSeconds: 60, minMetres: 25, x: 530, y: 80, wires: [[], []] },
+  { id: 'tick-bins', type: 'inject', z: TAB, name: 'bursts', props: [{ p: 'payload' }], payload: '', payloadType: 'date', repeat: '', once: false, x: 110, y: 180, wires: [['make-bursts']] },
+  { id: 'make-bursts', type: 'function', z: TAB, name: '5 bins', func: BURSTS, outputs: 1, x: 320, y: 180, wires: [['bins']] },
+  { id: 'bins', type: 'sensor-reconnect-dedup', z: TAB, name: 'bins', x: 530, y: 180, wires: [[], []] },
+];
+
+describe('the dedup sidebar in the Node-RED editor (Chromium)', function () {
+  let server: NodeRedServer;
+  let browser: Browser;
+  let editor: Editor;
+
+  before(async function () {
+    this.timeout(120_000);
+    server = await startNodeRed({ flows: FLOWS });
+    browser = await launchBrowser();
+    editor = new Editor(browser.context, server);
+  });
+
+  after(async function () {
+    this.timeout(30_000);
+    await browser?.close();
+    await server?.stop();
+  });
+
+  beforeEach(async function () {
+    await editor.open();
+    await editor.page.evaluate(() => (RED as unknown as { sidebar: { show(id: string): void } }).sidebar.show('dedup'));
+    await editor.page.locator('.dedup-sb').waitFor({ state: 'visible' });
+  });
+
+  afterEach(async function () {
+    if (this.currentTest?.state === 'failed') {
+      const dir = join(__dirname, '..', '..', 'test-results');
+      mkdirSync(dir, { recursive: true });
+      const name = (this.currentTest.title || 'failed').replace(/[^\w-]+/g, '_').slice(0, 80);
+      await editor.page.screenshot({ path: join(dir, `${name}.png`) }).catch(() => undefined);
+      console.log(`    screenshot: test-results/${name}.png\n    Node-RED log tail:\n${server.log().slice(-3000)}`);
+      return;
+    }
+    assert.deepEqual(editor.pageErrors, [], 'the editor page threw');
+  });
+
+  const entry = (id: string) => editor.page.locator(`.dedup-sb-node[data-node-id="${id}"]`);
+
+  async function inject(id: string): Promise<void> {
+    const response = await fetch(`${server.url}/inject/${id}`, { method: 'POST' });
+    assert.equal(response.status, 200, `inject ${id}`);
+  }
+
+  async function waitForNumber(id: string, attribute: string, accept: (n: number) => boolean, what: string): Promise<number> {
+    const handle = await editor.page.waitForFunction(
+      ([nodeId, attr]) => {
+        const doc = (globalThis as unknown as { document: { querySelector(s: string): { getAttribute(a: string): string | null } | null } }).document;
+        const value = doc.querySelector(`.dedup-sb-node[data-node-id="${nodeId}"] .dedup-sb-figures`)?.getAttribute(attr);
+        // An object: a rate of 0 is an answer, and waitForFunction waits for a truthy one.
+        return value === null || value === undefined ? undefined : { value: Number(value) };
+      },
+      [id, attribute] as const,
+      { timeout: 15_000 },
+    );
+    const { value } = (await handle.jsonValue()) as { value: number };
+    if (accept(value)) return value;
+    const deadline = Date.now() + 15_000;
+    for (;;) {
+      const now = Number(await entry(id).locator('.dedup-sb-figures').getAttribute(attribute));
+      if (accept(now)) return now;
+      if (Date.now() > deadline) throw new Error(`${id}: ${what}; last ${attribute} = ${now}`);
+      await editor.page.waitForTimeout(200);
+    }
+  }
+
+  /** Drags the sidebar's edge left, as a user giving it room for the charts would. */
+  async function widenSidebar(pixels: number): Promise<void> {
+    const separator = await editor.page.locator('#red-ui-sidebar-separator').boundingBox();
+    if (separator === null) throw new Error('no sidebar separator');
+    const x = separator.x + separator.width / 2;
+    const y = separator.y + separator.height / 2;
+    await editor.page.mouse.move(x, y);
+    await editor.page.mouse.down();
+    await editor.page.mouse.move(x - 10, y, { steps: 2 });
+    await editor.page.mouse.move(x - pixels, y, { steps: 10 });
+    await editor.page.mouse.up();
+    await editor.settled(editor.page.locator('#red-ui-sidebar'));
+  }
+
+  /** The sidebar, from the top of `from` (or its own top) down to the end of the node list. */
+  async function screenshotSidebar(name: string, from?: string): Promise<void> {
+    const sidebar = editor.page.locator('#red-ui-sidebar');
+    if (from !== undefined) {
+      await editor.page.locator(from).evaluate((el) => {
+        (el as unknown as { scrollIntoView(top: boolean): void }).scrollIntoView(true);
+        // Past the list's top padding too, where the end of the line above would show, cut.
+        const doc = (globalThis as unknown as { document: { querySelector(s: string): { scrollTop: number } | null } }).document;
+        const list = doc.querySelector('.dedup-sb-scroll');
+        if (list !== null) list.scrollTop += 6;
+      });
+    }
+    await editor.settled(sidebar);
+    const box = await sidebar.boundingBox();
+    const list = await editor.page.locator('.dedup-sb-list-nodes').boundingBox();
+    if (box === null || list === null) throw new Error('the sidebar is not visible');
+    const bottom = Math.min(box.y + box.height, list.y + list.height + 12);
+    await editor.page.screenshot({ path: screenshotFile(name), animations: 'disabled', clip: { x: box.x, y: box.y, width: box.width, height: bottom - box.y } });
+  }
+
+  it('lists every running dedup node with its type and store', async function () {
+    const vans = entry('vans');
+    const bins = entry('bins');
+    await vans.waitFor({ state: 'visible' });
+    await bins.waitFor({ state: 'visible' });
+    assert.equal((await vans.locator('.dedup-sb-label').innerText()).trim(), 'vans');
+    assert.equal((await vans.locator('.dedup-sb-type').innerText()).trim(), 'sliding window');
+    assert.equal((await bins.locator('.dedup-sb-type').innerText()).trim(), 'sensor reconnect');
+    assert.match(await vans.locator('.dedup-sb-store').innerText(), /^memory: \d+ of 100,000 assets/);
+    assert.match(await bins.locator('.dedup-sb-store').innerText(), /^memory: \d+ of 100,000 keys/);
+    assert.match(await editor.page.locator('.dedup-sb-count').innerText(), /2/);
+    // The tab follows deploys: a node deleted from the flow leaves the list.
+    await server.setFlows(FLOWS.filter((n) => n.id !== 'bins' && n.id !== 'make-bursts' && n.id !== 'tick-bins'));
+    await bins.waitFor({ state: 'detached', timeout: 10_000 });
+    await server.setFlows(FLOWS);
+    await bins.waitFor({ state: 'visible', timeout: 10_000 });
+  });
+
+  it('moves the rates after messages', async function () {
+    await entry('vans').waitFor({ state: 'visible' });
+    const before = await waitForNumber('vans', 'data-admitted', () => true, 'no rate shown');
+    const suppressedBefore = Number(await entry('vans').locator('.dedup-sb-figures').getAttribute('data-suppressed'));
+    await inject('tick-vans');
+    const after = await waitForNumber('vans', 'data-admitted', (n) => n > before, 'the admitted rate never rose after 630 pings');
+    const suppressed = await waitForNumber('vans', 'data-suppressed', (n) => n > suppressedBefore, 'the suppressed rate never rose');
+    assert.ok(after > 0 && suppressed > 0, `admitted ${after}/s, suppressed ${suppressed}/s`);
+    assert.match(await entry('vans').locator('.dedup-sb-totals').innerText(), /\d+ admitted, \d+ suppressed, 0 rejected/);
+    // The sparkline draws the rates of past buckets: present as soon as the node runs.
+    assert.equal(await entry('vans').locator('.dedup-sb-spark svg.dedup-chart-rates').count(), 1);
+    await inject('tick-bins');
+    await waitForNumber('bins', 'data-suppressed', (n) => n > 0, 'the sensor node showed no suppressed readings');
+  });
+
+  it('draws the what-if over the recent input, marks the current setting and the suggested Movement', async function () {
+    await inject('tick-vans');
+    const vans = entry('vans');
+    await vans.waitFor({ state: 'visible' });
+    await vans.locator('.dedup-sb-toggle').click();
+    // The stuck device heads its list.
+    const firstStuck = vans.locator('.dedup-sb-stuck tbody tr').first();
+    await firstStuck.waitFor({ state: 'visible' });
+    assert.equal((await firstStuck.locator('td').first().innerText()).trim(), 'stuck-1');
+    await vans.locator('.dedup-sb-silent tbody tr').first().waitFor({ state: 'visible' });
+
+    await vans.locator('.dedup-sb-run-sample').click();
+    const chart = vans.locator('.dedup-sb-chart svg.dedup-chart-what-if');
+    await chart.waitFor({ state: 'visible', timeout: 20_000 });
+    assert.equal(await chart.locator('.dedup-chart-point').count(), 25, 'a point per Heartbeat × Movement pair');
+    assert.equal(await chart.locator('.dedup-chart-line').count(), 5, 'a line per Heartbeat');
+    assert.equal(await chart.locator('.dedup-chart-current').count(), 1, 'the current setting (60 s, 25 m) is marked');
+    // The admitted fraction falls as Heartbeat grows (fewer parked heartbeats admitted).
+    const fraction = async (s: number, m: number): Promise<number> => {
+      const title = await chart.locator(`.dedup-chart-point[data-seconds="${s}"][data-metres="${m}"] title`).textContent();
+      return Number(/([\d.]+)% admitted/.exec(title ?? '')?.[1]);
+    };
+    assert.ok((await fraction(10, 25)) > (await fraction(300, 25)), 'a longer heartbeat admits less');
+    const jitter = vans.locator('.dedup-sb-jitter svg.dedup-chart-jitter');
+    await jitter.waitFor({ state: 'visible' });
+    assert.ok((await jitter.locator('.dedup-chart-bar').count()) > 0);
+    assert.match(await vans.locator('.dedup-sb-suggested').innerText(), /Suggested Movement: \d+ m/);
+    await widenSidebar(140);
+    // Tall enough for the whole opened node, from its name to the jitter.
+    const viewport = editor.page.viewportSize();
+    await editor.page.setViewportSize({ width: viewport?.width ?? 1440, height: 1900 });
+    await screenshotSidebar('sidebar-what-if', '.dedup-sb-node[data-node-id="vans"]');
+    if (viewport !== null) await editor.page.setViewportSize(viewport);
+  });
+
+  it('puts a picked point into the open edit dialog, and opens the dialog when none is', async function () {
+    await inject('tick-vans');
+    const vans = entry('vans');
+    await vans.locator('.dedup-sb-toggle').click();
+    await vans.locator('.dedup-sb-run-sample').click();
+    const chart = vans.locator('.dedup-sb-chart svg.dedup-chart-what-if');
+    await chart.waitFor({ state: 'visible', timeout: 20_000 });
+
+    await editor.openEditDialog('vans', '#node-input-minSeconds');
+    assert.equal(await editor.page.locator('#node-input-minSeconds').inputValue(), '60');
+    await chart.locator('.dedup-chart-point[data-seconds="120"][data-metres="50"]').click();
+    await editor.page.waitForFunction(() => {
+      const doc = (globalThis as unknown as { document: { querySelector(s: string): { value: string } | null } }).document;
+      return doc.querySelector('#node-input-minSeconds')?.value === '120' && doc.querySelector('#node-input-minMetres')?.value === '50';
+    });
+    await editor.closeDialog();
+    const node = await editor.page.evaluate(() => RED.nodes.node('vans'));
+    assert.equal(String(node?.minSeconds), '120', 'Done keeps the picked Heartbeat');
+    assert.equal(String(node?.minMetres), '50');
+    assert.equal(await editor.page.evaluate(() => RED.nodes.dirty()), true, 'it takes effect on deploy, like any edit');
+
+    // No dialog open: picking opens this node's.
+    await chart.locator('.dedup-chart-point[data-seconds="30"][data-metres="10"]').click();
+    await editor.page.locator('#node-input-minSeconds').waitFor({ state: 'visible' });
+    await editor.page.waitForFunction(() => {
+      const doc = (globalThis as unknown as { document: { querySelector(s: string): { value: string } | null } }).document;
+      return doc.querySelector('#node-input-minSeconds')?.value === '30' && doc.querySelector('#node-input-minMetres')?.value === '10';
+    });
+    await editor.page.locator('#node-dialog-cancel').click();
+  });
+
+  it('runs the what-if over an uploaded file and names its bad rows by line', async function () {
+    const vans = entry('vans');
+    await vans.locator('.dedup-sb-toggle').click();
+    const rows = ['assetId,ts,lat,lon,speed'];
+    for (let k = 0; k < 40; k++) rows.push(`truck-1,${1_784_000_000 + k * 15},52.5,13.4,0`, `truck-2,${1_784_000_000 + k * 15},52.5,${(13.4 + k * 0.001).toFixed(4)},40`);
+    rows.splice(5, 0, 'truck-3,yesterday,52.5,13.4,0');
+    rows.splice(9, 0, 'truck-4,1784000000,95,13.4,0');
+    await vans.locator('.dedup-sb-file').setInputFiles({ name: 'trucks.csv', mimeType: 'text/csv', buffer: Buffer.from(rows.join('\n')) });
+    const chart = vans.locator('.dedup-sb-chart svg.dedup-chart-what-if');
+    await chart.waitFor({ state: 'visible', timeout: 20_000 });
+    assert.match(await vans.locator('.dedup-sb-source').innerText(), /^trucks\.csv: 80 pings of 2 assets/);
+    const bad = await vans.locator('.dedup-sb-bad li').allInnerTexts();
+    assert.deepEqual(
+      bad.map((b) => /^line (\d+)/.exec(b)?.[1]),
+      ['6', '10'],
+      `bad rows by line: ${bad.join(' | ')}`,
+    );
+    assert.match(bad[1] as string, /lat = "95": must be between -90 and 90/);
+
+    // A file over the limit is refused with the reason, before a byte is sent.
+    const big = join(mkdtempSync(join(tmpdir(), 'dedup-sidebar-e2e-')), 'huge.csv');
+    writeFileSync(big, '');
+    truncateSync(big, 50 * 1024 * 1024 + 1);
+    await vans.locator('.dedup-sb-file').setInputFiles(big);
+    const status = vans.locator('.dedup-sb-status.dedup-sb-error');
+    await status.waitFor({ state: 'visible' });
+    assert.equal(await status.innerText(), 'The file is 50.0 MB; the sidebar reads files of at most 50 MB. For larger files use the dedup-tune command.');
+    rmSync(dirname(big), { recursive: true, force: true });
+  });
+
+  it('sensor reconnect: lists the devices that replay most and draws the Remember what-if', async function () {
+    await inject('tick-bins');
+    const bins = entry('bins');
+    await bins.locator('.dedup-sb-toggle').click();
+    const first = bins.locator('.dedup-sb-replays tbody tr').first();
+    await first.waitFor({ state: 'visible' });
+    assert.equal((await first.locator('td').first().innerText()).trim(), 'bin-4', 'the device that replays most comes first');
+    await bins.locator('.dedup-sb-run-ttl').click();
+    const chart = bins.locator('.dedup-sb-chart svg.dedup-chart-ttl');
+    await chart.waitFor({ state: 'visible', timeout: 10_000 });
+    assert.ok((await chart.locator('.dedup-chart-point').count()) >= 2);
+    assert.equal(await chart.locator('.dedup-chart-current').count(), 1, 'the current Remember is marked');
+    await widenSidebar(140);
+    await screenshotSidebar('sidebar-sensor');
+    // Both closed: the list as it first shows, with the rates of the minutes this test file ran.
+    await bins.locator('.dedup-sb-toggle').click();
+    await bins.locator('.dedup-sb-body').waitFor({ state: 'hidden' });
+    await screenshotSidebar('sidebar-rates');
+  });
+});

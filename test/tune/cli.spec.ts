@@ -1,0 +1,242 @@
+/**
+ * dedup-tune, the command (bin/dedup-tune.js, run as users run it, on the
+ * compiled pack: `npm run build` first, as for the node tests). Above all:
+ * for a file, the table equals what the sliding-window node itself decides
+ * when the same file is sent through it, one node per Heartbeat × Movement
+ * pair, in a real Node-RED runtime.
+ */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'fs';
+import { tmpdir } from 'os';
+import { join } from 'path';
+import { main } from '../../src/tune/cli';
+import { CSV_COLUMNS } from '../../src/tune/report';
+import { collect, coreNodes, helper, node, packNodes, until, type FlowNode, type Msg } from '../support/node-red-helper';
+
+const ROOT = join(__dirname, '..', '..');
+const BIN = join(ROOT, 'bin', 'dedup-tune.js');
+
+type Row = Record<'assetId' | 'ts' | 'lat' | 'lon', string>;
+
+/**
+ * A recorded fleet, ending an hour ago (the node's clock guard never sees
+ * it ahead, and the file spans less than Forget after): 14 assets, half
+ * parked with up to 10 m of jitter, half driving; pings every 5 to 15 s in
+ * three time formats; redeliveries, late pings and bad rows among them.
+ */
+function fleet(): { rows: Row[]; bad: number } {
+  let seed = 20_260_716;
+  const random = (): number => (seed = (seed * 48_271) % 2_147_483_647) / 2_147_483_647;
+  const end = Date.now() - 3_600_000;
+  const start = end - 40 * 60_000;
+  const rows: Row[] = [];
+  let bad = 0;
+  const clocks = Array.from({ length: 14 }, () => start + random() * 10_000);
+  const place = Array.from({ length: 14 }, (_, a) => ({ lat: 48 + a * 0.05, lon: 11 + a * 0.05 }));
+  for (let step = 0; step < 1400; step++) {
+    const a = step % 14;
+    const parked = a % 2 === 0;
+    clocks[a] = (clocks[a] as number) + 5_000 + random() * 10_000;
+    const p = place[a] as { lat: number; lon: number };
+    if (!parked) p.lat += (8 + random() * 7) * 10 * 0.000009;
+    const jitter = parked ? (random() - 0.5) * 0.00018 : 0;
+    const t = Math.round(clocks[a] as number);
+    const format = step % 3;
+    const ts = format === 0 ? new Date(t).toISOString() : format === 1 ? String(Math.floor(t / 1000)) : String(t);
+    const row: Row = { assetId: `veh-${a}`, ts, lat: (p.lat + jitter).toFixed(7), lon: (p.lon + jitter).toFixed(7) };
+    rows.push(row);
+    if (step % 29 === 0) rows.push({ ...row });
+    if (step % 41 === 0) rows.push({ ...row, ts: new Date(t - 60_000).toISOString() });
+    if (step % 97 === 0) {
+      rows.push({ ...row, lat: step % 2 === 0 ? 'north' : '95' });
+      bad++;
+    }
+    if (step % 211 === 0) {
+      rows.push({ ...row, ts: 'yesterday' });
+      bad++;
+    }
+  }
+  return { rows, bad };
+}
+
+function csvOf(rows: Row[]): string {
+  return `assetId,ts,lat,lon,driver\n${rows.map((r) => `${r.assetId},${r.ts},${r.lat},${r.lon},someone`).join('\n')}\n`;
+}
+
+function jsonlOf(rows: Row[]): string {
+  const value = (v: string): string | number => (/^-?\d+(\.\d+)?$/.test(v) ? Number(v) : v);
+  return rows.map((r) => JSON.stringify({ assetId: r.assetId, ts: value(r.ts), lat: value(r.lat), lon: value(r.lon) })).join('\n') + '\n';
+}
+
+function run(...args: string[]): { status: number | null; stdout: string; stderr: string } {
+  const result = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', timeout: 60_000 });
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+interface Cell {
+  minSeconds: number;
+  minMetres: number;
+  received: number;
+  admitted: number;
+  suppressed: number;
+  admittedFraction: number;
+}
+
+function parseCsv(text: string): { header: string; cells: Cell[] } {
+  const [header, ...lines] = text.trim().split('\n');
+  return {
+    header: header as string,
+    cells: lines.map((line) => {
+      const [minSeconds, minMetres, received, admitted, suppressed, admittedFraction] = line.split(',').map(Number);
+      return { minSeconds, minMetres, received, admitted, suppressed, admittedFraction } as Cell;
+    }),
+  };
+}
+
+describe('dedup-tune (the command)', function () {
+  this.timeout(120_000);
+  let dir: string;
+  const { rows, bad } = fleet();
+
+  before(function () {
+    if (!existsSync(join(ROOT, 'nodes', 'tune', 'cli.js'))) throw new Error('nodes/tune/cli.js is missing: run npm run build first');
+    dir = mkdtempSync(join(tmpdir(), 'dedup-tune-cli-'));
+    writeFileSync(join(dir, 'fleet.csv'), csvOf(rows));
+    writeFileSync(join(dir, 'fleet.jsonl'), jsonlOf(rows));
+  });
+
+  after(function () {
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  afterEach(async function () {
+    await helper.unload();
+  });
+
+  it('prints exactly what the sliding-window node decides for the same file, pair by pair', async function () {
+    const seconds = [10, 60, 300];
+    const metres = [5, 25, 100];
+    const csv = run(join(dir, 'fleet.csv'), '--seconds', seconds.join(','), '--metres', metres.join(','), '--format', 'csv');
+    assert.equal(csv.status, 0, csv.stderr);
+    const { header, cells } = parseCsv(csv.stdout);
+    assert.equal(header, 'minSeconds,minMetres,received,admitted,suppressed,admittedFraction');
+    assert.equal(cells.length, 9);
+    assert.match(csv.stderr, new RegExp(`^Bad rows, not counted: ${bad}; by line number \\(at most 10\\):\n {2}line \\d+: `), 'bad rows are reported on stderr, the CSV stays clean');
+
+    // The same rows through nine real nodes, one per pair, in a real Node-RED runtime.
+    const pairs = seconds.flatMap((s) => metres.map((m) => ({ s, m })));
+    // One Catch node for all (the test helper registers a core node type once per node of that type).
+    const flow: FlowNode[] = [
+      { id: 'tab', type: 'tab' },
+      { id: 'tune-on-error', type: 'catch', z: 'tab', scope: pairs.map((_, i) => `tune-sw-${i}`), uncaught: false, wires: [['tune-bad']] },
+      { id: 'tune-bad', type: 'helper', z: 'tab' },
+    ];
+    pairs.forEach(({ s, m }, i) => {
+      flow.push(
+        { id: `tune-sw-${i}`, type: 'sliding-window-dedup', z: 'tab', minSeconds: String(s), minMetres: String(m), wires: [[`tune-adm-${i}`], [`tune-sup-${i}`]] },
+        { id: `tune-adm-${i}`, type: 'helper', z: 'tab' },
+        { id: `tune-sup-${i}`, type: 'helper', z: 'tab' },
+      );
+    });
+    await helper.load([...packNodes(['dedup-redis', 'sliding-window-dedup']), ...coreNodes()], flow);
+    const caught = collect('tune-bad');
+    const badOf = (i: number): Msg[] => caught.filter((msg) => msg.error?.source?.id === `tune-sw-${i}`);
+    const outputs = pairs.map((_, i) => ({ admitted: collect(`tune-adm-${i}`), suppressed: collect(`tune-sup-${i}`) }));
+    for (const row of rows) pairs.forEach((_, i) => node(`tune-sw-${i}`).receive({ payload: { ...row, driver: 'someone' } }));
+    await until(() => outputs.every((o, i) => o.admitted.length + o.suppressed.length + badOf(i).length === rows.length), 'every node to decide every row', 30_000);
+
+    pairs.forEach(({ s, m }, i) => {
+      const cell = cells.find((c) => c.minSeconds === s && c.minMetres === m);
+      const o = outputs[i] as (typeof outputs)[number];
+      assert.ok(cell, `a row for ${s} s / ${m} m`);
+      assert.deepEqual(
+        { received: cell.received, admitted: cell.admitted, suppressed: cell.suppressed },
+        { received: rows.length - bad, admitted: o.admitted.length, suppressed: o.suppressed.length },
+        `${s} s / ${m} m`,
+      );
+      assert.equal(badOf(i).length, bad, 'the node rejects the rows the command counts as bad');
+      assert.equal(cell.admittedFraction, Number((cell.admitted / cell.received).toFixed(6)));
+    });
+    // Not a dull file: the pairs disagree.
+    assert.ok(new Set(cells.map((c) => c.admitted)).size >= 5, cells.map((c) => c.admitted).join(' '));
+
+    // The same pings as JSON Lines give the same answers.
+    const json = run(join(dir, 'fleet.jsonl'), '--seconds', seconds.join(','), '--metres', metres.join(','), '--format', 'json');
+    assert.equal(json.status, 0, json.stderr);
+    const report = JSON.parse(json.stdout) as { cells: Cell[]; badRows: number; firstBad: { line: number }[]; format: string };
+    assert.equal(report.format, 'jsonl');
+    assert.deepEqual(
+      report.cells.map((c) => [c.minSeconds, c.minMetres, c.received, c.admitted, c.suppressed, c.admittedFraction]),
+      cells.map((c) => [c.minSeconds, c.minMetres, c.received, c.admitted, c.suppressed, c.admittedFraction]),
+    );
+    assert.equal(report.badRows, bad);
+  });
+
+  it('prints a table by default: the grid, the parked jitter and the bad rows by line', function () {
+    const table = run(join(dir, 'fleet.csv'));
+    assert.equal(table.status, 0, table.stderr);
+    const lines = table.stdout.split('\n');
+    assert.match(lines[0] as string, /fleet\.csv \(CSV\): [\d,]+ pings of 14 assets/);
+    const header = lines.find((l) => l.startsWith('Heartbeat'));
+    assert.deepEqual(header?.split(/\s+/), ['Heartbeat', '5', 'm', '10', 'm', '25', 'm', '50', 'm', '100', 'm']);
+    for (const s of [10, 30, 60, 120, 300]) assert.ok(lines.some((l) => new RegExp(`^${s} s(\\s+\\d+\\.\\d%){5}$`).test(l)), `a row for ${s} s`);
+    assert.match(table.stdout, /Parked jitter: [\d,]+ pairs of pings less than 60 s apart; 95th percentile [\d.]+ m; suggested Movement \d+ m\./);
+    const badLines = lines.filter((l) => /^ {2}line \d+: /.test(l));
+    assert.equal(badLines.length, Math.min(10, bad));
+    // Line numbers count the header as line 1.
+    const first = Number(/line (\d+)/.exec(badLines[0] as string)?.[1]);
+    const text = readFileSync(join(dir, 'fleet.csv'), 'utf8').split('\n');
+    assert.match(text[first - 1] as string, /north|,95,|yesterday/);
+  });
+
+  it('writes the chart the sidebar draws with --svg', function () {
+    const svg = join(dir, 'chart.svg');
+    const result = run(join(dir, 'fleet.csv'), '--seconds', '30,60', '--metres', '10,25,50', '--svg', svg, '--format', 'csv');
+    assert.equal(result.status, 0, result.stderr);
+    const text = readFileSync(svg, 'utf8');
+    assert.match(text, /^<\?xml version="1.0" encoding="UTF-8"\?>\n<svg xmlns="http:\/\/www.w3.org\/2000\/svg"/);
+    assert.equal((text.match(/class="dedup-chart-point"/g) ?? []).length, 6, 'a point per pair');
+    assert.equal((text.match(/class="dedup-chart-line"/g) ?? []).length, 2, 'a line per Heartbeat');
+    assert.match(text, /class="dedup-chart dedup-chart-jitter"/);
+  });
+
+  it('says what is wrong: exit 2 for a wrong option, 1 for a file it cannot read', function () {
+    const cases: [string[], number, RegExp][] = [
+      [[], 2, /name one file to read/],
+      [['a.csv', 'b.csv'], 2, /name only one file/],
+      [['x.csv', '--seconds', '10,-5'], 2, /--seconds: "-5" is not a number greater than 0/],
+      [['x.csv', '--metres'], 2, /--metres needs a value/],
+      [['x.csv', '--format', 'xml'], 2, /--format must be one of table, csv, json, not "xml"/],
+      [['x.csv', '--ttl', '0'], 2, /--ttl must be a number greater than 0, not "0"/],
+      [['x.csv', '--fast'], 2, /unknown option --fast/],
+      [[join(dir, 'nope.csv')], 1, /cannot read .*nope\.csv/],
+    ];
+    for (const [args, status, message] of cases) {
+      const result = run(...args);
+      assert.equal(result.status, status, `${args.join(' ')}: ${result.stderr}`);
+      assert.match(result.stderr, message);
+      assert.equal(result.stdout, '');
+    }
+    writeFileSync(join(dir, 'wrong.csv'), 'vehicle,ts,lat,lon\nv,1,2,3\n');
+    const header = run(join(dir, 'wrong.csv'));
+    assert.equal(header.status, 1);
+    assert.match(header.stderr, /wrong\.csv: the CSV header must name assetId, ts, lat and lon; missing: assetId/);
+    const help = run('--help');
+    assert.equal(help.status, 0);
+    assert.match(help.stdout, /^Usage: dedup-tune FILE/);
+    assert.match(help.stdout, /minSeconds,minMetres,received,admitted,suppressed,admittedFraction/);
+  });
+
+  it('reports progress on stderr for a large file, never on stdout', async function () {
+    let stdout = '';
+    let stderr = '';
+    const status = await main([join(dir, 'fleet.csv'), '--format', 'csv', '--seconds', '10,20', '--metres', '5'], { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t) }, 500);
+    assert.equal(status, 0);
+    // Read in chunks of a megabyte: this small file is one chunk, one report.
+    assert.match(stderr, /^read 1,484 pings…$/m);
+    assert.match(stderr, /decided 1 of 2 settings…\ndecided 2 of 2 settings…/);
+    assert.equal(stdout.split('\n')[0], CSV_COLUMNS.join(','));
+    assert.doesNotMatch(stdout, /pings…|settings…/);
+  });
+});

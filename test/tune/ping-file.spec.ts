@@ -1,0 +1,140 @@
+/**
+ * tune/ping-file: recorded pings read as the node reads a message (core/ping's
+ * readPing), bad rows counted with their line numbers and never thrown.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'fs';
+import { tmpdir } from 'os';
+import { join } from 'path';
+import fc from 'fast-check';
+import { readPing } from '../../src/core/ping';
+import { MAX_REPORTED_BAD_ROWS, PingFileError, readPingFile, readPingText, splitCsvLine } from '../../src/tune/ping-file';
+
+const T0 = '2026-07-16T09:00:00Z';
+
+describe('tune/ping-file', function () {
+  it('reads CSV with the four named columns in any order among others, as readPing reads them', function () {
+    const file = readPingText('speed,lon,assetId,extra,lat,ts\n30,13.4,van-1,x,52.5,2026-07-16T09:00:00Z\n0,"13.5","van 2, north",,52.6,1784192410\n');
+    assert.equal(file.format, 'csv');
+    assert.equal(file.rows, 2);
+    assert.equal(file.badRows, 0);
+    const { columns } = file;
+    assert.equal(columns.size, 2);
+    assert.deepEqual(columns.names, ['van-1', 'van 2, north']);
+    const expected = readPing({ assetId: 'van-1', time: T0, lat: '52.5', lon: '13.4' });
+    assert.ok(expected.ok);
+    assert.equal(columns.t[0], expected.ping.t);
+    assert.equal(columns.t[1], 1784192410 * 1000, 'epoch seconds');
+    assert.equal(columns.lat[1], 52.6);
+    assert.equal(columns.lon[1], 13.5);
+    assert.ok(Number.isNaN(columns.heading[0]), 'no heading');
+    assert.ok(Number.isNaN(columns.arrival[0]), 'a file has no arrival times');
+  });
+
+  it('reads JSON Lines with the same property names', function () {
+    const file = readPingText(`{"assetId":"a","ts":"${T0}","lat":52.5,"lon":13.4}\r\n\r\n{"assetId":7,"ts":1784192410000,"lat":"1","lon":-2,"other":true}\n`);
+    assert.equal(file.format, 'jsonl');
+    assert.equal(file.columns.size, 2);
+    assert.deepEqual(file.columns.names, ['a', '7']);
+    assert.equal(file.columns.t[1], 1784192410000);
+  });
+
+  it('counts every bad row and names the first 10 by line number, header and blank lines included in the count of lines', function () {
+    const lines = ['assetId,ts,lat,lon'];
+    for (let i = 0; i < 30; i++) lines.push(i % 2 === 0 ? `v${i},${T0},52.5,13.4` : `v${i},${T0},north,13.4`);
+    lines.splice(3, 0, '');
+    lines.push('v-last,not a time,1,1', 'v,2026-07-16T09:00:00Z,1', '"open,1,2,3');
+    const file = readPingText(lines.join('\n'));
+    assert.equal(file.rows, 33);
+    assert.equal(file.badRows, 18);
+    assert.equal(file.columns.size, 15);
+    assert.equal(file.firstBad.length, MAX_REPORTED_BAD_ROWS);
+    assert.deepEqual(
+      file.firstBad.map((b) => b.line),
+      [3, 6, 8, 10, 12, 14, 16, 18, 20, 22],
+    );
+    assert.match(file.firstBad[0]?.problem ?? '', /^lat = "north": must be a number/);
+  });
+
+  it('names what is wrong with a row: the field and value, a short row, an unclosed quote, bad JSON', function () {
+    const csv = readPingText(`assetId,ts,lat,lon\nv,${T0},52.5\n"v,${T0},1,1\nv,${T0},91,1\n,${T0},1,1\n`);
+    assert.deepEqual(
+      csv.firstBad.map((b) => [b.line, b.problem]),
+      [
+        [2, 'has 3 fields; lon missing'],
+        [3, 'a quoted field is not closed'],
+        [4, 'lat = "91": must be between -90 and 90'],
+        [5, 'assetId = "": must not be empty'],
+      ],
+    );
+    const jsonl = readPingText(`{"assetId":"a","ts":"${T0}","lat":1,"lon":1}\n{"assetId":"a",\n[1,2]\n{"assetId":"a","ts":"soon","lat":1,"lon":1}\n`);
+    assert.deepEqual(jsonl.firstBad.map((b) => b.line), [2, 3, 4]);
+    assert.match(jsonl.firstBad[0]?.problem ?? '', /^not valid JSON/);
+    assert.equal(jsonl.firstBad[1]?.problem, 'not a JSON object');
+    assert.match(jsonl.firstBad[2]?.problem ?? '', /^ts = "soon"/);
+  });
+
+  it('refuses a CSV whose header lacks a needed column, naming it', function () {
+    assert.throws(
+      () => readPingText('asset,ts,lat,lon\nv,1,2,3\n'),
+      (error: unknown) => error instanceof PingFileError && error.code === 'header' && error.details.missing === 'assetId',
+    );
+    assert.throws(() => readPingText('\n\n'), (error: unknown) => error instanceof PingFileError && error.code === 'empty');
+  });
+
+  it('reads heading and accuracy only for a node that reads them', function () {
+    const text = `assetId,ts,lat,lon,heading,accuracy\nv,${T0},1,1,400,5\n`;
+    const plain = readPingText(text);
+    assert.equal(plain.badRows, 0, 'a node without a turn rule never looks at the heading');
+    assert.ok(Number.isNaN(plain.columns.heading[0]));
+    assert.equal(plain.columns.accuracy[0], 0);
+    const turning = readPingText(text, { heading: true, accuracy: true });
+    assert.equal(turning.badRows, 1);
+    assert.match(turning.firstBad[0]?.problem ?? '', /^heading = "400": must be between 0 and 360/);
+    const ok = readPingText(`assetId,ts,lat,lon,heading,accuracy\nv,${T0},1,1,90,5\n`, { heading: true, accuracy: true });
+    assert.equal(ok.columns.heading[0], 90);
+    assert.equal(ok.columns.accuracy[0], 5);
+  });
+
+  it('splits CSV lines with RFC 4180 quotes', function () {
+    assert.deepEqual(splitCsvLine('a,"b,c","say ""hi""",'), ['a', 'b,c', 'say "hi"', '']);
+    assert.deepEqual(splitCsvLine('"x"y,z'), ['xy', 'z']);
+    assert.equal(splitCsvLine('"never closed,1'), undefined);
+  });
+
+  it('never throws on a line of garbage: it is a row, good or bad', function () {
+    fc.assert(
+      fc.property(fc.array(fc.string({ unit: 'binary', maxLength: 60 }), { maxLength: 20 }), (garbage) => {
+        for (const header of ['assetId,ts,lat,lon', `{"assetId":"a","ts":"${T0}","lat":1,"lon":1}`]) {
+          const lines = [header, ...garbage.map((g) => g.replace(/[\r\n]/g, ' '))];
+          const file = readPingText(lines.join('\n'));
+          const nonBlank = garbage.filter((g) => g.replace(/[\r\n]/g, ' ').trim() !== '').length;
+          const rows = header.startsWith('{') ? nonBlank + 1 : nonBlank;
+          assert.equal(file.rows, rows);
+          assert.equal(file.columns.size + file.badRows, rows);
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('streams a file from disk, across chunk boundaries, with a BOM and CRLF, reporting progress', async function () {
+    const dir = mkdtempSync(join(tmpdir(), 'dedup-tune-'));
+    try {
+      const path = join(dir, 'pings.csv');
+      const lines = ['\ufeffassetId,ts,lat,lon'];
+      for (let i = 0; i < 50_000; i++) lines.push(`asset-${i % 97},${1_784_000_000 + i},${(i % 90).toFixed(3)},${(i % 180).toFixed(3)}`);
+      writeFileSync(path, lines.join('\r\n'));
+      const seen: number[] = [];
+      const file = await readPingFile(path, { every: 20_000, onPings: (n) => seen.push(n) });
+      assert.equal(file.badRows, 0, JSON.stringify(file.firstBad));
+      assert.equal(file.columns.size, 50_000);
+      assert.equal(file.columns.names.length, 97);
+      assert.equal(file.columns.t[49_999], (1_784_000_000 + 49_999) * 1000);
+      assert.ok(seen.length >= 2 && seen[0] as number >= 20_000, `progress: ${seen.join(', ')}`);
+      await assert.rejects(readPingFile(join(dir, 'missing.csv')), (error: unknown) => error instanceof PingFileError && error.code === 'unreadable');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
