@@ -1,44 +1,77 @@
 /**
- * Mocha root hooks (loaded through .mocharc.json `require`): one redis-server
- * for the whole run, plus helpers to reach it.
+ * Mocha root hooks (loaded through .mocharc.json `require`) and the one
+ * redis-server the Redis suites share, started only when a suite first needs
+ * it: a run of pure tests (npm run test:unit, which does not load this file)
+ * or of suites that never call useRedis() starts no server at all.
  *
+ * - A suite that needs the shared server calls useRedis() at the top of its
+ *   describe; sharedRedis() and newRedisClient() work from then on (in its
+ *   hooks and tests, not while mocha is still collecting the suites).
  * - REDIS_URL set: that server is used as is (it must be disposable: the
  *   tests flush its database).
  * - otherwise a private redis-server is started on a free loopback port, and
- *   the run fails with an install hint if there is no redis-server binary.
+ *   the suite fails with an install hint if there is no redis-server binary.
  *
- * Every client made by newRedisClient() that a test forgot to close is closed
- * in the root afterAll, so mocha can exit on its own (no `exit: true`).
+ * The root afterAll stops whatever was started, and closes every client made
+ * by newRedisClient() that a test forgot to close, so mocha can exit on its
+ * own (no `exit: true`).
  */
 import Redis, { type RedisOptions } from 'ioredis';
 import { externalRedisServer, startRedisServer, type RedisServer } from './redis-server';
 
 let shared: RedisServer | undefined;
+// The start in progress or done; a failed start is forgotten so that the next
+// suite tries again and fails with the same clear error instead of a stale one.
+let starting: Promise<RedisServer> | undefined;
 let admin: Redis | undefined;
 const clients = new Set<Redis>();
 
-export const mochaHooks = {
-  async beforeAll(this: Mocha.Context): Promise<void> {
-    this.timeout(30_000);
+/** The shared server, started on first call (or REDIS_URL's). */
+async function startShared(): Promise<RedisServer> {
+  if (starting === undefined) {
     const url = process.env.REDIS_URL;
-    shared = url !== undefined && url !== '' ? externalRedisServer(url) : await startRedisServer();
-  },
+    starting = url !== undefined && url !== '' ? Promise.resolve(externalRedisServer(url)) : startRedisServer();
+    starting.catch(() => {
+      starting = undefined;
+    });
+  }
+  shared = await starting;
+  return shared;
+}
 
+/**
+ * Call at the top of a describe whose hooks or tests use the shared server:
+ * registers a `before` hook that starts it on first use (or connects to
+ * REDIS_URL). Later suites reuse it; the root afterAll stops it.
+ */
+export function useRedis(): void {
+  before(async function (this: Mocha.Context) {
+    this.timeout(30_000);
+    await startShared();
+  });
+}
+
+export const mochaHooks = {
   async afterAll(this: Mocha.Context): Promise<void> {
     this.timeout(30_000);
     for (const client of clients) client.disconnect();
     clients.clear();
     admin?.disconnect();
     admin = undefined;
-    await shared?.stop();
+    const server = await starting?.catch(() => undefined);
+    starting = undefined;
     shared = undefined;
+    await server?.stop();
   },
 };
 
-/** The server every test shares. */
+/** The server every Redis suite shares; its suite must have called useRedis(). */
 export function sharedRedis(): RedisServer {
   if (shared === undefined) {
-    throw new Error('the shared redis-server is not running: is test/support/global-hooks.ts in .mocharc.json "require"?');
+    throw new Error(
+      'the shared redis-server is not running: call useRedis() at the top of the describe that needs it ' +
+        '(and load test/support/global-hooks.ts through the mocha config "require", as .mocharc.json does)',
+    );
   }
   return shared;
 }
@@ -75,10 +108,14 @@ export async function closeRedisClient(client: Redis): Promise<void> {
   }
 }
 
-/** FLUSHDB on the shared server: call it in beforeEach of a Redis test. */
+/**
+ * FLUSHDB on the shared server: call it in beforeEach of a Redis test. It
+ * starts the server if no useRedis() has yet (a fixture may flush first).
+ */
 export async function flushRedis(): Promise<void> {
+  const server = await startShared();
   if (admin === undefined || admin.status === 'end') {
-    admin = new Redis(sharedRedis().url);
+    admin = new Redis(server.url);
     admin.on('error', () => undefined);
   }
   await admin.flushdb();

@@ -3,8 +3,9 @@
  * persistence, each in its own temporary working directory, on a port nobody
  * else is using.
  *
- * global-hooks.ts runs one polite server for the whole run
- * (startRedisServer); the fault and scale tests hurt theirs (ManagedRedis): a
+ * global-hooks.ts runs one polite server (startRedisServer), started when
+ * the first suite that calls useRedis() runs and shared by all of them; the
+ * fault and scale tests hurt theirs (ManagedRedis): a
  * SIGKILL (a crash, not a shutdown), a server down for a while and then back
  * on the same port (an empty script cache, dropped connections, lost keys),
  * and sentinels, which take a config file rather than command-line options.
