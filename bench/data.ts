@@ -48,24 +48,28 @@ const REDELIVERY_EVERY = 25;
 
 const round6 = (x: number): number => Math.round(x * 1e6) / 1e6;
 
-export function pingMessages(count: number, assets: number, idPrefix: string): PingMessage[] {
+/** Ping number i of the fleet's round-robin sequence (see above), as a fresh message. */
+export function pingMessage(i: number, assets: number, idPrefix: string): PingMessage {
+  const a = i % assets;
+  const k = Math.floor(i / assets);
+  // A redelivery repeats the previous ping of the vehicle exactly.
+  const step = k % REDELIVERY_EVERY === REDELIVERY_EVERY - 1 ? k - 1 : k;
+  const assetId = `${idPrefix}${String(a).padStart(6, '0')}`;
+  const lat0 = 40 + (a % 97) * 0.1;
+  const lon0 = -3 + (a % 89) * 0.1;
+  const moving = a % 2 === 1;
+  const lat = moving ? lat0 + step * 0.0012 : lat0 + ((step * 7919) % 17) * 0.000001;
+  const lon = moving ? lon0 : lon0 + ((step * 104_729) % 13) * 0.000001;
+  return {
+    topic: assetId,
+    payload: { assetId, ts: PING_EPOCH_MS + step * PING_INTERVAL_MS + (a % 7) * 13, lat: round6(lat), lon: round6(lon), seq: i },
+  };
+}
+
+/** Pings from..from+count-1 of the sequence. */
+export function pingMessages(count: number, assets: number, idPrefix: string, from = 0): PingMessage[] {
   const out = new Array<PingMessage>(count);
-  for (let i = 0; i < count; i++) {
-    const a = i % assets;
-    const k = Math.floor(i / assets);
-    // A redelivery repeats the previous ping of the vehicle exactly.
-    const step = k % REDELIVERY_EVERY === REDELIVERY_EVERY - 1 ? k - 1 : k;
-    const assetId = `${idPrefix}${String(a).padStart(6, '0')}`;
-    const lat0 = 40 + (a % 97) * 0.1;
-    const lon0 = -3 + (a % 89) * 0.1;
-    const moving = a % 2 === 1;
-    const lat = moving ? lat0 + step * 0.0012 : lat0 + ((step * 7919) % 17) * 0.000001;
-    const lon = moving ? lon0 : lon0 + ((step * 104_729) % 13) * 0.000001;
-    out[i] = {
-      topic: assetId,
-      payload: { assetId, ts: PING_EPOCH_MS + step * PING_INTERVAL_MS + (a % 7) * 13, lat: round6(lat), lon: round6(lon), seq: i },
-    };
-  }
+  for (let i = 0; i < count; i++) out[i] = pingMessage(from + i, assets, idPrefix);
   return out;
 }
 
@@ -100,4 +104,42 @@ export function uniqueReadings(messages: readonly BurstMessage[]): number {
   const seen = new Set<string>();
   for (const m of messages) for (const r of m.payload) seen.add(`${r.device_id}:${r.seq}`);
   return seen.size;
+}
+
+/**
+ * A reading as a LoRaWAN network server forwards it (The Things Stack's
+ * uplink shape): the fields the node keys on sit at different depths, which
+ * is what the nested-path line measures (the sensor node reading
+ * `end_device_ids.dev_eui`, `uplink_message.f_cnt`, `received_at` and
+ * `uplink_message.decoded_payload.fill_pct`). Same devices, sequence numbers,
+ * times and fill levels as reading(), so the same readings are replays.
+ */
+export interface NestedReading {
+  end_device_ids: { device_id: string; dev_eui: string };
+  received_at: string;
+  uplink_message: { f_port: number; f_cnt: number; decoded_payload: { fill_pct: number } };
+}
+
+export interface NestedBurstMessage {
+  topic: string;
+  payload: NestedReading[];
+}
+
+export function nestedReading(idPrefix: string, d: number, seq: number): NestedReading {
+  const deviceId = `${idPrefix}${String(d).padStart(5, '0')}`;
+  const flat = reading(deviceId, d, seq);
+  return {
+    // The prefix keeps warm-up devices apart from the timed run's, as for the flat readings.
+    end_device_ids: { device_id: deviceId, dev_eui: `${idPrefix}70B3D57E${d.toString(16).toUpperCase().padStart(8, '0')}` },
+    received_at: flat.ts,
+    uplink_message: { f_port: 1, f_cnt: seq, decoded_payload: { fill_pct: flat.fill_pct } },
+  };
+}
+
+/** The same bursts in the nested shape. */
+export function nestedBursts(flat: readonly BurstMessage[], devices: number, idPrefix: string): NestedBurstMessage[] {
+  return flat.map((m, b) => ({
+    topic: m.topic,
+    payload: m.payload.map((r) => nestedReading(idPrefix, b % devices, r.seq)),
+  }));
 }

@@ -1,16 +1,52 @@
 /**
  * One Node-RED flow per benchmark line: a function node that fires the
- * prepared messages in a tight loop, the node under test, and a counter
- * (bench/nodes/bench-counter.js) wired to every output of it.
+ * prepared messages (all at once, or paced by the harness), the node under
+ * test, and a counter (bench/nodes/bench-counter.js) wired to every output
+ * of it. In the confirm lines the admitted messages go through a
+ * dedup-confirm node first, and the harness counts that node's done() calls
+ * (an onComplete hook: it works whatever outputs the node has).
+ *
+ * Every dedup node carries this release's config version (a node without
+ * one is read as a version-1 flow and migrated: its field names quoted,
+ * its clock guard off). Every dedup node has persistSeconds 0: saving to the user directory is
+ * measured on its own (bench/saving.ts), not inside the throughput lines.
  */
 
-export type LineId = 'filter' | 'passthrough' | 'sw-memory' | 'sw-redis' | 'naive' | 'sr-memory' | 'sr-redis';
+import { CONFIG_VERSION } from '../src/node-red/migrations';
+
+export type LineId =
+  | 'filter'
+  | 'passthrough'
+  | 'sw-memory'
+  | 'sw-redis'
+  | 'naive'
+  | 'sr-memory'
+  | 'sr-redis'
+  | 'sr-memory-confirm'
+  | 'sr-redis-confirm'
+  | 'sr-nested';
+
+/** Where the Redis lines connect: one server, or a Cluster through its seed list. */
+export type RedisTarget = { mode: 'standalone'; port: number } | { mode: 'cluster'; seeds: string };
+
+export interface FlowOptions {
+  /** The sliding-window memory store's cap (default 100,000). */
+  maxAssets?: number;
+}
 
 export const SOURCE_ID = 'bench-source';
 export const COUNTER_ID = 'bench-counter';
+export const CONFIRM_ID = 'bench-confirm';
 const UNDER_TEST_ID = 'bench-under-test';
 const REDIS_ID = 'bench-redis';
 const TAB_ID = 'bench-tab';
+
+export const SENSOR_LINES: readonly LineId[] = ['sr-memory', 'sr-redis', 'sr-memory-confirm', 'sr-redis-confirm', 'sr-nested'];
+export const CONFIRM_LINES: readonly LineId[] = ['sr-memory-confirm', 'sr-redis-confirm'];
+
+export function usesRedis(line: LineId): boolean {
+  return line === 'sw-redis' || line === 'sr-redis' || line === 'sr-redis-confirm' || line === 'naive';
+}
 
 /**
  * The firing function node. The messages are built by the harness before
@@ -59,27 +95,29 @@ return;`;
 
 type FlowNode = Record<string, unknown> & { id: string; type: string };
 
-function underTest(line: LineId, redisPort: number): FlowNode[] {
+function underTest(line: LineId, redis: RedisTarget, options: FlowOptions): FlowNode[] {
   const wires2 = [[COUNTER_ID], [COUNTER_ID]];
   const redisConn: FlowNode = {
     id: REDIS_ID,
     type: 'dedup-redis',
+    version: CONFIG_VERSION,
     name: 'bench',
-    mode: 'standalone',
-    host: '127.0.0.1',
-    port: redisPort,
-    db: 0,
     keyPrefix: 'dedup:',
     timeoutMs: 2000,
+    ...(redis.mode === 'cluster'
+      ? { mode: 'cluster', clusterNodes: redis.seeds }
+      : { mode: 'standalone', host: '127.0.0.1', port: redis.port, db: 0 }),
   };
   const window = {
     id: UNDER_TEST_ID,
     type: 'sliding-window-dedup',
+    version: CONFIG_VERSION,
     z: TAB_ID,
     minSeconds: 60,
     minMetres: 25,
     ttlSeconds: 21_600,
-    maxAssets: 100_000,
+    maxAssets: options.maxAssets ?? 100_000,
+    persistSeconds: 0,
     assetIdProperty: 'payload.assetId',
     timeProperty: 'payload.ts',
     latProperty: 'payload.lat',
@@ -90,17 +128,36 @@ function underTest(line: LineId, redisPort: number): FlowNode[] {
   const sensor = {
     id: UNDER_TEST_ID,
     type: 'sensor-reconnect-dedup',
+    version: CONFIG_VERSION,
     z: TAB_ID,
     ttlSeconds: 21_600,
     maxKeys: 100_000,
+    persistSeconds: 0,
+    keyMode: 'reading',
     deviceField: 'device_id',
     seqField: 'seq',
     tsField: 'ts',
-    contentFields: 'fill_pct',
+    measures: [{ path: 'fill_pct', min: 0, max: 100 }],
+    confirm: 'off',
     outputMode: 'burst',
     onStoreError: 'admit',
     wires: wires2,
   };
+  // Issue 13: the fields where a LoRaWAN network server puts them (bench/data.ts, nestedReading).
+  const nested = {
+    ...sensor,
+    deviceField: 'end_device_ids.dev_eui',
+    seqField: 'uplink_message.f_cnt',
+    tsField: 'received_at',
+    measures: [{ path: 'uplink_message.decoded_payload.fill_pct', min: 0, max: 100 }],
+  };
+  // Admitted bursts go to dedup-confirm, which confirms their keys; the audit output is counted as before.
+  // All 200,000 readings reach the node before the first confirm does (they are
+  // handed over at once), so every admitted key is still pending then: the cap
+  // must hold them all, or the oldest pending keys are dropped before their
+  // confirm comes (a confirm that then finds its key gone is what the cap means).
+  const confirming = { ...sensor, confirm: 'on', maxKeys: 1_000_000, wires: [[CONFIRM_ID], [COUNTER_ID]] };
+  const confirmNode: FlowNode = { id: CONFIRM_ID, type: 'dedup-confirm', version: CONFIG_VERSION, z: TAB_ID, action: 'confirm', wires: [] };
   switch (line) {
     case 'filter':
       return [
@@ -130,16 +187,22 @@ function underTest(line: LineId, redisPort: number): FlowNode[] {
       return [{ ...sensor, store: 'memory' }];
     case 'sr-redis':
       return [{ ...sensor, store: 'redis', redis: REDIS_ID }, redisConn];
+    case 'sr-memory-confirm':
+      return [{ ...confirming, store: 'memory' }, confirmNode];
+    case 'sr-redis-confirm':
+      return [{ ...confirming, store: 'redis', redis: REDIS_ID }, confirmNode, redisConn];
+    case 'sr-nested':
+      return [{ ...nested, store: 'memory' }];
   }
 }
 
-export function benchFlow(line: LineId, redisPort: number): FlowNode[] {
+export function benchFlow(line: LineId, redis: RedisTarget, options: FlowOptions = {}): FlowNode[] {
   // Node-RED tells flow nodes from config nodes by their position on the tab.
   const at = (x: number): { x: number; y: number } => ({ x, y: 100 });
   return [
     { id: TAB_ID, type: 'tab', label: `bench ${line}` },
     { id: SOURCE_ID, type: 'function', z: TAB_ID, name: 'fire', func: FIRE, outputs: 1, wires: [[UNDER_TEST_ID]], ...at(100) },
-    ...underTest(line, redisPort).map((n) => (n.z === TAB_ID ? { ...n, ...at(300) } : n)),
+    ...underTest(line, redis, options).map((n) => (n.z === TAB_ID ? { ...n, ...at(n.id === CONFIRM_ID ? 400 : 300) } : n)),
     { id: COUNTER_ID, type: 'bench-counter', z: TAB_ID, wires: [], ...at(500) },
   ];
 }

@@ -11,11 +11,14 @@
  * entries written through the same store classes the nodes use.
  */
 import Redis from 'ioredis';
-import type { SeenClaim } from '../src/stores/types';
+import type { Ping } from '../src/core/sliding-window';
+import type { Replies, SeenClaim } from '../src/stores/types';
 import { PING_EPOCH_MS, reading, READINGS_PER_BURST, type Reading } from './data';
+import { answerParent, heapAfterGc, usedMemory } from './runtime';
 
 // The compiled code in nodes/, which is what Node-RED runs; types from src/.
 /* eslint-disable @typescript-eslint/no-require-imports */
+const { eventFingerprint } = require('../nodes/core/event-fingerprint') as typeof import('../src/core/event-fingerprint');
 const { idempotencyKey } = require('../nodes/core/idempotency-key') as typeof import('../src/core/idempotency-key');
 const { parseInstant } = require('../nodes/core/instant') as typeof import('../src/core/instant');
 const { defineDedupScripts } = require('../nodes/redis/scripts') as typeof import('../src/redis/scripts');
@@ -28,20 +31,25 @@ const { RedisWindowStore } = require('../nodes/stores/redis-window-store') as ty
 export const ENTRIES = 100_000;
 const DEVICES = 1000;
 const WINDOW = { minSeconds: 60, minMetres: 25, ttlSeconds: 21_600 };
+/** Issue 11: every fleet rule on (the pings then carry a heading, an accuracy and event values). */
+const FLEET_RULES = { ...WINDOW, minHeadingDegrees: 30, maxAheadSeconds: 300 };
+const SEEN = { ttlSeconds: WINDOW.ttlSeconds, confirm: false, leaseSeconds: 60 };
 
 /**
  * Two pings per asset, the second suppressed, so that every record holds
  * its accepted and suppressed counts as in steady state. Each is made when
- * it is needed and then dropped (see above).
+ * it is needed and then dropped (see above). With `fleet`, each ping also
+ * has a heading, an accuracy and the fingerprint of two event fields.
  */
-function* pingsOfDistinctAssets(): Generator<{ assetId: string; t: number; lat: number; lon: number }> {
+function* pingsOfDistinctAssets(fleet = false): Generator<Ping> {
   for (let i = 0; i < ENTRIES; i++) {
     const assetId = `veh-${String(i).padStart(6, '0')}`;
     const t = PING_EPOCH_MS + i;
     const lat = Math.round((40 + (i % 997) * 0.01 + (i % 7) * 0.000137) * 1e6) / 1e6;
     const lon = Math.round((-3 + (i % 991) * 0.01 + (i % 11) * 0.000113) * 1e6) / 1e6;
-    yield { assetId, t, lat, lon };
-    yield { assetId, t: t + 4000, lat, lon };
+    const extra = fleet ? { heading: (i * 37) % 360, accuracy: 3 + (i % 20) * 0.5, events: eventFingerprint([i % 2 === 0, 'ignition-on']) } : {};
+    yield { assetId, t, lat, lon, ...extra };
+    yield { assetId, t: t + 4000, lat, lon, ...extra };
   }
 }
 
@@ -62,104 +70,120 @@ function claimOf(r: Reading): SeenClaim {
   const micros = parseInstant(r.ts);
   if (!micros.ok) throw new Error(micros.problem);
   const key = idempotencyKey({ deviceId: r.device_id, seq: r.seq, timeField: 'ts', epochMicros: micros.epochMicros, measures: { fill_pct: r.fill_pct } });
-  return { deviceId: r.device_id, seq: r.seq, hash: key.slice(key.lastIndexOf(':') + 1), key };
-}
-
-function heapAfterGc(): number {
-  const gc = (globalThis as { gc?: () => void }).gc;
-  if (gc === undefined) throw new Error('run with node --expose-gc');
-  gc();
-  gc();
-  // Typed-array contents live outside the V8 heap: counted as well.
-  const usage = process.memoryUsage();
-  return usage.heapUsed + usage.arrayBuffers;
+  return { key, group: r.device_id };
 }
 
 export function memoryStoreBytesPerEntry(kind: 'window' | 'seen'): number {
   if (kind === 'window') {
     const store = new MemoryWindowStore({ ...WINDOW, maxAssets: ENTRIES });
     const before = heapAfterGc();
-    for (const ping of pingsOfDistinctAssets()) store.decide(ping);
+    for (const ping of pingsOfDistinctAssets()) store.decideNow(ping);
     const after = heapAfterGc();
     if (store.size !== ENTRIES) throw new Error(`window store holds ${store.size} records`);
     return (after - before) / ENTRIES;
   }
-  const store = new MemorySeenStore({ ttlSeconds: WINDOW.ttlSeconds, maxKeys: ENTRIES });
+  const store = new MemorySeenStore({ ...SEEN, maxKeys: ENTRIES, keyMode: 'reading' });
+  const ignore: Replies<number[], undefined> = { value: () => undefined, error: (e) => { throw e; } };
   const before = heapAfterGc();
-  for (const claims of distinctClaimBursts()) store.claim(claims);
+  let token = 1;
+  for (const claims of distinctClaimBursts()) store.claim({ claims, token: token++ }, ignore, undefined);
   const after = heapAfterGc();
   if (store.size !== ENTRIES) throw new Error(`seen store holds ${store.size} keys`);
   return (after - before) / ENTRIES;
 }
 
-async function usedMemory(client: Redis): Promise<number> {
-  // Let the server finish growing its hash tables (incremental rehashing
-  // keeps both tables for a while) before reading.
-  await new Promise((r) => setTimeout(r, 1000));
-  return Number(/used_memory:(\d+)/.exec(await client.info('memory'))?.[1]);
-}
-
 export interface RedisMemory {
   window: number;
+  /** The same records with every fleet rule on (issue 11). */
+  windowFleet: number;
   seen: number;
   /** A key of the same name length with a TTL and the smallest value Redis can store. */
   floor: number;
 }
 
-export async function redisBytesPerEntry(port: number): Promise<RedisMemory> {
+/**
+ * Feeds requests to a Redis store through its callback interface, at most
+ * `window` unanswered at once, and resolves when all are answered.
+ */
+function drive<T>(items: Iterable<T>, window: number, ask: (item: T, replies: Replies<unknown, undefined>) => void): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const iterator = items[Symbol.iterator]();
+    let open = 0;
+    let finished = false;
+    let failed = false;
+    const replies: Replies<unknown, undefined> = {
+      value: () => {
+        open--;
+        pump();
+      },
+      error: (error) => {
+        failed = true;
+        reject(error instanceof Error ? error : new Error(String(error)));
+      },
+    };
+    const pump = (): void => {
+      while (!failed && !finished && open < window) {
+        const next = iterator.next();
+        if (next.done === true) {
+          finished = true;
+          break;
+        }
+        open++;
+        ask(next.value, replies);
+      }
+      if (finished && open === 0 && !failed) resolve();
+    };
+    pump();
+  });
+}
+
+async function windowBytes(client: Redis, settings: typeof WINDOW | typeof FLEET_RULES, fleet: boolean, settleMs: number): Promise<number> {
+  const options = { keyPrefix: 'dedup:', cluster: false, timeoutMs: 60_000 };
+  await client.flushall();
+  // Right after FLUSHALL the tables are empty and reset: nothing to wait for.
+  const before = await usedMemory(client, 0);
+  const store = new RedisWindowStore(client, settings, options);
+  await drive(pingsOfDistinctAssets(fleet), 5000, (ping, replies) => store.decide(ping, replies, undefined));
+  const bytes = ((await usedMemory(client, settleMs)) - before) / ENTRIES;
+  // The records plus the one epoch key a call may create.
+  const keys = await client.dbsize();
+  if (keys < ENTRIES || keys > ENTRIES + 1) throw new Error(`window records missing in Redis (${keys} keys)`);
+  return bytes;
+}
+
+export async function redisBytesPerEntry(port: number, settleMs = 1000): Promise<RedisMemory> {
   const client = new Redis({ host: '127.0.0.1', port });
   defineDedupScripts(client);
   const options = { keyPrefix: 'dedup:', cluster: false, timeoutMs: 60_000 };
   try {
-    await client.flushall();
-    let before = await usedMemory(client);
-    const window = new RedisWindowStore(client, WINDOW, options);
-    let pending: Promise<unknown>[] = [];
-    for (const ping of pingsOfDistinctAssets()) {
-      pending.push(window.decide(ping));
-      if (pending.length === 5000) {
-        await Promise.all(pending);
-        pending = [];
-      }
-    }
-    await Promise.all(pending);
-    const windowBytes = ((await usedMemory(client)) - before) / ENTRIES;
-    if ((await client.dbsize()) !== ENTRIES) throw new Error('window records missing in Redis');
+    const window = await windowBytes(client, WINDOW, false, settleMs);
+    const windowFleet = await windowBytes(client, FLEET_RULES, true, settleMs);
 
     await client.flushall();
-    before = await usedMemory(client);
-    const seen = new RedisSeenStore(client, { ttlSeconds: WINDOW.ttlSeconds }, options);
-    pending = [];
-    for (const claims of distinctClaimBursts()) {
-      pending.push(seen.claim(claims));
-      if (pending.length === 100) {
-        await Promise.all(pending);
-        pending = [];
-      }
-    }
-    await Promise.all(pending);
-    const seenBytes = ((await usedMemory(client)) - before) / ENTRIES;
-    if ((await client.dbsize()) !== ENTRIES) throw new Error('seen-set keys missing in Redis');
+    let before = await usedMemory(client, 0);
+    const seen = new RedisSeenStore(client, SEEN, options);
+    let token = 1;
+    await drive(distinctClaimBursts(), 100, (claims, replies) => seen.claim({ claims, token: token++ }, replies, undefined));
+    const seenBytes = ((await usedMemory(client, settleMs)) - before) / ENTRIES;
+    if ((await client.dbsize()) < ENTRIES) throw new Error('seen-set keys missing in Redis');
 
     await client.flushall();
-    before = await usedMemory(client);
+    before = await usedMemory(client, 0);
     for (let i = 0; i < ENTRIES; i += 1000) {
       const pipeline = client.pipeline();
       for (let j = i; j < i + 1000; j++) pipeline.set(`dedup:sw:{veh-${String(j).padStart(6, '0')}}`, '1', 'EX', WINDOW.ttlSeconds);
       await pipeline.exec();
     }
-    const floor = ((await usedMemory(client)) - before) / ENTRIES;
+    const floor = ((await usedMemory(client, settleMs)) - before) / ENTRIES;
     await client.flushall();
-    return { window: windowBytes, seen: seenBytes, floor };
+    return { window, windowFleet, seen: seenBytes, floor };
   } finally {
     client.disconnect();
   }
 }
 
 if (require.main === module) {
-  const kind = process.argv[2];
-  if (kind !== 'window' && kind !== 'seen') throw new Error('usage: memory.ts window|seen');
-  const bytes = memoryStoreBytesPerEntry(kind);
-  if (process.send) process.send({ ok: true, bytes });
-  else console.log(kind, bytes.toFixed(1), 'bytes per entry');
+  const kind = (JSON.parse(process.argv[2] ?? '{}') as { kind?: string }).kind;
+  if (kind !== 'window' && kind !== 'seen') throw new Error('usage: memory.ts \'{"kind":"window"|"seen"}\'');
+  answerParent(Promise.resolve(memoryStoreBytesPerEntry(kind)));
 }

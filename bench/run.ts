@@ -1,409 +1,329 @@
 /**
- * npm run bench: throughput and memory of the dedup nodes, side by side with
- * what a Node-RED user would reach for instead. Prints a table and writes it
- * to bench/results.md. Not a test: it asserts nothing, it reports (and says
+ * npm run bench [-- --quick]: throughput, latency, cost and memory of the
+ * dedup nodes, side by side with what a Node-RED user would reach for
+ * instead, in one run. Prints the tables and writes them to
+ * bench/results.md, and the sizing guide built from them to
+ * docs/performance.md. Not a test: it asserts nothing, it reports (and says
  * plainly when a check or a target fails).
  *
- * Every throughput trial runs in a fresh process with a real Node-RED
- * runtime (bench/worker.ts). The lines are run in rounds, each line once per
- * round, and every line whose target is a ratio to the core filter node sits
- * between two filter trials: its ratio is taken against the mean of those
- * two, pair by pair, and the table reports medians. A machine that is busy
- * with something else slows both sides of a pair alike, which medians of
- * absolute rates alone would not show.
+ * Each part runs in processes of its own, one after the other (bench/plan.ts
+ * says how big each is in the full and the quick run):
+ * - memory: bytes per entry of each store at 100,000 entries (memory.ts);
+ * - saving: the memory store's saved state, issue 9 (saving.ts);
+ * - latency: steady load at 2,000, 20,000 and 50,000 msg/s (paced.ts);
+ * - fleet: 1,000 to 1,000,000 assets (fleet.ts);
+ * - horizontal: 1 and 2 Node-RED processes on one server and on a
+ *   3-primary Cluster (horizontal.ts);
+ * - tune: the dedup-tune grid line, when bench/tune.ts exists;
+ * - rounds: the throughput lines (worker.ts) and what redis-server alone
+ *   serves (eval-load.ts), in rounds until the time budget is spent.
+ *   Every line whose target is a ratio to the core filter node sits
+ *   between two filter trials: its ratio is taken against the mean of
+ *   those two, pair by pair, and the table reports medians. A machine
+ *   that is busy with something else slows both sides of a pair alike,
+ *   which medians of absolute rates alone would not show.
  *
- * Settings (environment): BENCH_ROUNDS (5), BENCH_N (200000 messages, or
- * readings for the sensor lines), BENCH_BUDGET_S (540: no new round starts
- * that would end past it), BENCH_PROFILE_DIR (a CPU profile of each timed
- * run, see worker.ts).
+ * Settings (environment): BENCH_ROUNDS, BENCH_N (messages, or readings, per
+ * throughput trial), BENCH_BUDGET_S (the whole run; rounds stop starting
+ * past it), BENCH_LATENCY_S (recorded seconds per rate), BENCH_ONLY (a
+ * comma-separated list of the parts above, for working on one of them),
+ * BENCH_PROFILE_DIR (a CPU profile of each timed throughput run, see
+ * worker.ts).
  */
-import { spawn, spawnSync, fork } from 'child_process';
-import { readFileSync, writeFileSync } from 'fs';
-import { cpus, loadavg, totalmem, type as osType, release } from 'os';
+import { spawn, spawnSync } from 'child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'fs';
+import { loadavg } from 'os';
 import { join } from 'path';
 import Redis from 'ioredis';
-import type { LineId } from './flows';
-import { redisBytesPerEntry, ENTRIES, type RedisMemory } from './memory';
+import { startRedisCluster, type RedisClusterHandle } from '../test/support/redis-cluster';
+import { errorText, runChild } from './children';
+import type { EvalLoadJob, EvalLoadResult } from './eval-load';
+import type { FleetJob, FleetResult } from './fleet';
+import { CONFIRM_LINES, type LineId } from './flows';
+import { runHorizontal } from './horizontal';
+import { redisBytesPerEntry } from './memory';
+import type { PacedJob, PacedLine, PacedResult } from './paced';
+import { planFrom, type Plan, type ServerRun } from './plan';
 import { startOwnRedis } from './redis';
-import { bytes, markdownTable, max, median, min, thousands, times } from './stats';
+import { renderReport, type RunData, type Trial } from './report';
+import { ROOT } from './runtime';
+import type { SavingJob, SavingResult } from './saving';
+import { renderPerformanceDoc } from './performance-doc';
+import { thousands } from './stats';
 import type { TrialJob, TrialResult } from './worker';
 
-const ROOT = join(__dirname, '..');
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
-const UNITS = Number(process.env.BENCH_N ?? 200_000);
-const BUDGET_MS = Number(process.env.BENCH_BUDGET_S ?? 540) * 1000;
-const MEMORY_REPEATS = 3;
-
-const JOB = { units: UNITS, assets: 1000, devices: 1000, warmups: 2, warmupUnits: 50_000 };
+/* eslint-disable-next-line @typescript-eslint/no-require-imports */
+const { scriptSource } = require('../nodes/redis/scripts') as typeof import('../src/redis/scripts');
 
 /** One round, in order: each ratio line sits between two filter trials. */
 const ROUND: LineId[] = [
   'filter', 'passthrough', 'filter', 'sw-memory', 'filter', 'sw-redis', 'filter', 'naive', 'filter',
-  'sr-memory', 'sr-redis',
+  'sr-memory', 'sr-redis', 'sr-memory-confirm', 'sr-redis-confirm', 'sr-nested',
 ];
 
-const LABELS: Record<LineId, string> = {
-  filter: 'core filter node (rbe), keyed on msg.topic',
-  passthrough: 'two-output node that only forwards (floor)',
-  'sw-memory': 'sliding-window dedup, memory store',
-  'sw-redis': 'sliding-window dedup, Redis store',
-  naive: 'function node, GET then SET per ping',
-  'sr-memory': 'sensor reconnect dedup, memory, bursts of 50',
-  'sr-redis': 'sensor reconnect dedup, Redis, bursts of 50',
-};
+/** The quick run's round: the same lines, with a filter trial on one side of each ratio line only. */
+const QUICK_ROUND: LineId[] = [
+  'filter', 'passthrough', 'sw-memory', 'filter', 'sw-redis', 'naive', 'filter',
+  'sr-memory', 'sr-redis', 'sr-memory-confirm', 'sr-redis-confirm', 'sr-nested',
+];
 
-/** redis-benchmark runs of the sliding-window script: pings per EVALSHA, pipeline depth, calls. */
-const SERVER_RUNS = [
-  { id: 'rb-1', pings: 1, pipeline: 64, calls: 200_000, label: 'redis-benchmark EVALSHA, 1 ping per call, pipeline 64' },
-  { id: 'rb-500', pings: 500, pipeline: 1, calls: 1_000, label: 'redis-benchmark EVALSHA, 500 pings per call' },
-] as const;
+const PACED_LINES: PacedLine[] = ['filter', 'sw-memory', 'sw-redis'];
 
-type ServerRunId = (typeof SERVER_RUNS)[number]['id'];
+const started = Date.now();
 
-interface Trial {
-  round: number;
-  /** Position in the whole run, for pairing with the filter trials either side. */
-  seq: number;
-  result?: TrialResult;
-  error?: string;
-}
-
-function runWorker(job: TrialJob): Promise<TrialResult> {
-  return new Promise((resolve, reject) => {
-    const child = fork(join(__dirname, 'worker.ts'), [JSON.stringify(job)], {
-      cwd: ROOT,
-      execArgv: ['--expose-gc', '--require', 'tsx/cjs'],
-      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
-    });
-    let output = '';
-    const keep = (chunk: Buffer): void => {
-      output = (output + chunk.toString('utf8')).slice(-4000);
-    };
-    child.stdout?.on('data', keep);
-    child.stderr?.on('data', keep);
-    let answer: { ok: boolean; result?: TrialResult; error?: string } | undefined;
-    child.on('message', (m) => {
-      answer = m as typeof answer;
-    });
-    child.on('exit', (code) => {
-      if (answer?.ok && answer.result) resolve(answer.result);
-      else reject(new Error(answer?.error ?? `worker exited with ${code}:\n${output}`));
-    });
-  });
-}
-
-function runChild(script: string, args: string[]): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const child = fork(join(__dirname, script), args, {
-      cwd: ROOT,
-      execArgv: ['--expose-gc', '--require', 'tsx/cjs'],
-      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
-    });
-    let output = '';
-    child.stderr?.on('data', (c: Buffer) => (output = (output + c.toString('utf8')).slice(-4000)));
-    let value: number | undefined;
-    child.on('message', (m) => {
-      value = (m as { bytes: number }).bytes;
-    });
-    child.on('exit', (code) => (value !== undefined ? resolve(value) : reject(new Error(`${script} exited with ${code}:\n${output}`))));
-  });
-}
-
-/** Runs redis-benchmark and returns pings per second. */
-function redisBenchmark(port: number, sha: string, run: (typeof SERVER_RUNS)[number]): Promise<number> {
-  // Random assets out of 1000 and random times (whole seconds within 17
-  // minutes): about half the pings are late, most of the rest admitted, as
-  // in the node lines. The call token is random too, so that a record
-  // written by an earlier call is almost never taken for a resend of this one.
-  const keys = Array.from({ length: run.pings }, () => 'dedup:sw:{rb-__rand_int__}');
-  const pings = Array.from({ length: run.pings }, () => ['__rand_int__000', '52.520008', '13.404954']).flat();
-  const args = [
-    '-h', '127.0.0.1', '-p', String(port), '-c', '4', '-r', '1000', '-n', String(run.calls), '-P', String(run.pipeline), '--csv',
-    'EVALSHA', sha, String(run.pings), ...keys, '60', '25', '21600', 'tok-__rand_int__', ...pings,
-  ];
-  return new Promise((resolve, reject) => {
-    const child = spawn('redis-benchmark', args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));
-    child.stderr.on('data', (c: Buffer) => (out += c.toString('utf8')));
-    child.on('error', reject);
-    child.on('exit', () => {
-      // "test","rps",... then one row per test; the command itself is the test name.
-      const row = out.trim().split('\n').reverse().find((l) => /^"EVALSHA/.test(l));
-      const rps = row === undefined ? Number.NaN : Number(/","([\d.]+)"/.exec(row)?.[1]);
-      if (Number.isFinite(rps)) resolve(rps * run.pings);
-      else reject(new Error(`could not read redis-benchmark output:\n${out.slice(-2000)}`));
-    });
-  });
-}
-
-function versionOf(pkg: string): string {
-  try {
-    return (JSON.parse(readFileSync(require.resolve(`${pkg}/package.json`, { paths: [ROOT] }), 'utf8')) as { version: string }).version;
-  } catch {
-    return '?';
-  }
-}
-
-function machine(): string {
-  const cpu = cpus();
-  return `${cpu[0]?.model.trim() ?? '?'}, ${cpu.length} cores, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, ${osType()} ${release()}`;
+/** Progress on stderr, each line with the seconds since the start. */
+function log(text: string): void {
+  process.stderr.write(`${String(Math.round((Date.now() - started) / 1000)).padStart(4)} s ${text}\n`);
 }
 
 function fmtLoad(): string {
   return loadavg().map((l) => l.toFixed(2)).join(' ');
 }
 
-function log(text: string): void {
-  process.stderr.write(`${text}\n`);
+/** The dedup-confirm node is in the pack when package.json lists it and it is built. */
+function confirmNodeAvailable(): boolean {
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { 'node-red'?: { nodes?: Record<string, string> } };
+  const file = pkg['node-red']?.nodes?.['dedup-confirm'];
+  return file !== undefined && existsSync(join(ROOT, file));
 }
 
-function tallyKey(tally: Record<string, number>): string {
-  return JSON.stringify(Object.entries(tally).sort(([a], [b]) => a.localeCompare(b)));
+/**
+ * bench/tune.ts (the dedup-tune grid line) is another part's: when it
+ * exists it is run as a child, smaller in the quick run (TUNE_BENCH_PINGS,
+ * TUNE_BENCH_ROUNDS), and what it prints to stdout (a Markdown table and a
+ * few lines about it) is shown as it is.
+ */
+function runTune(plan: Plan): Promise<RunData['tune']> {
+  const script = join(__dirname, 'tune.ts');
+  if (!existsSync(script)) return Promise.resolve({ status: 'absent' });
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--require', 'tsx/cjs', script], {
+      cwd: ROOT,
+      env: { ...process.env, ...(plan.quick ? { TUNE_BENCH_PINGS: '200000', TUNE_BENCH_ROUNDS: '1' } : {}) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));
+    child.stderr.on('data', (c: Buffer) => (err = (err + c.toString('utf8')).slice(-2000)));
+    const timer = setTimeout(() => child.kill('SIGKILL'), plan.tuneTimeoutMs);
+    const t0 = Date.now();
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      const seconds = (Date.now() - t0) / 1000;
+      const lines = out.trim().split('\n');
+      const table = lines.some((l) => l.startsWith('|'));
+      const why = signal === 'SIGKILL' ? `stopped after ${plan.tuneTimeoutMs / 1000} s` : `exited with ${code ?? signal}`;
+      if (!table && code !== 0) {
+        resolve({ status: 'failed', seconds, text: `${why}: ${(err || out).trim().split('\n').slice(-3).join(' / ')}` });
+        return;
+      }
+      // A table is shown even when the script then failed (its answers disagreed, say): it says so itself.
+      const text = table ? out.trim() : lines.slice(-15).join('\n');
+      resolve({ status: 'ran', seconds, text: code === 0 ? text : `${text}\n\n(bench/tune.ts ${why})`, table });
+    });
+  });
 }
 
 async function main(): Promise<void> {
+  const plan = planFrom(process.argv.slice(2));
+  // Inherited by every child: see runtime.ts.
+  if (plan.quick) process.env.BENCH_LEAN_RUNTIME = '1';
   const t0 = Date.now();
   const loadBefore = fmtLoad();
   const build = spawnSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' });
   const commit = build.status === 0 ? build.stdout.trim() : '?';
   const redis = await startOwnRedis();
-  log(`bench: redis-server ${redis.version} on 127.0.0.1:${redis.port}; ${ROUNDS} rounds of ${UNITS.toLocaleString('en-US')}`);
+  const standalone = { mode: 'standalone', port: redis.port } as const;
+  const confirmAvailable = confirmNodeAvailable();
+  log(`bench${plan.quick ? ' --quick' : ''}: redis-server ${redis.version} on 127.0.0.1:${redis.port}; parts: ${plan.sections.join(', ')}`);
+  if (!confirmAvailable) log('bench: no dedup-confirm node in this build: the confirm lines are left out');
 
-  const trials = new Map<LineId, Trial[]>();
-  const server = new Map<ServerRunId, number[]>();
-  const memory = { window: [] as number[], seen: [] as number[] };
-  const redisMemory: RedisMemory[] = [];
-  const filterSeq: { seq: number; rate: number }[] = [];
-  let roundsRun = 0;
-
-  try {
-    const admin = new Redis({ host: '127.0.0.1', port: redis.port });
-    const sha = (await admin.script('LOAD', readFileSync(join(ROOT, 'lua', 'sliding-window.lua'), 'utf8'))) as string;
-
-    // Memory first, on a quiet server and heap.
-    for (let i = 0; i < MEMORY_REPEATS; i++) {
-      memory.window.push(await runChild('memory.ts', ['window']));
-      memory.seen.push(await runChild('memory.ts', ['seen']));
-      redisMemory.push(await redisBytesPerEntry(redis.port));
+  const data: RunData = {
+    plan,
+    commit,
+    redisVersion: redis.version,
+    loadBefore,
+    loadAfter: '',
+    seconds: 0,
+    confirmAvailable,
+    trials: new Map(),
+    filterSeq: [],
+    server: new Map(),
+    roundsRun: 0,
+    memory: { window: [], seen: [] },
+    redisMemory: [],
+    saving: [],
+    paced: [],
+    fleet: [],
+    horizontal: [],
+    tune: { status: 'skipped' },
+    failures: [],
+  };
+  const part = async (name: string, work: () => Promise<void>): Promise<void> => {
+    try {
+      await work();
+    } catch (error) {
+      data.failures.push(`${name}: ${errorText(error).split('\n')[0] ?? ''}`);
+      log(`  ${name} FAILED: ${errorText(error)}`);
     }
-    log(`bench: memory done (${((Date.now() - t0) / 1000).toFixed(0)} s)`);
+  };
+  const wants = (s: Plan['sections'][number]): boolean => plan.sections.includes(s);
 
-    let seq = 0;
-    for (let round = 1; round <= ROUNDS; round++) {
-      const roundStart = Date.now();
-      for (const line of ROUND) {
-        const trial: Trial = { round, seq: seq++ };
-        try {
-          trial.result = await runWorker({ line, redisPort: redis.port, ...JOB });
-          if (line === 'filter') filterSeq.push({ seq: trial.seq, rate: trial.result.perSecond });
-          log(`  round ${round} ${line.padEnd(12)} ${thousands(trial.result.perSecond).padStart(9)} /s`);
-        } catch (error) {
-          trial.error = error instanceof Error ? error.message : String(error);
-          log(`  round ${round} ${line.padEnd(12)} FAILED: ${trial.error.split('\n')[0]}`);
-        }
-        trials.set(line, [...(trials.get(line) ?? []), trial]);
+  const admin = new Redis({ host: '127.0.0.1', port: redis.port });
+  try {
+    const sha = (await admin.script('LOAD', scriptSource('dedupSlidingWindow'))) as string;
+
+    if (wants('memory')) {
+      // First, on a quiet server and heap.
+      for (let i = 0; i < plan.memoryRepeats; i++) {
+        await part('memory', async () => {
+          data.memory.window.push(await runChild<number>('memory.ts', { kind: 'window' }));
+          data.memory.seen.push(await runChild<number>('memory.ts', { kind: 'seen' }));
+          data.redisMemory.push(await redisBytesPerEntry(redis.port, plan.redisSettleMs));
+        });
       }
-      for (const run of SERVER_RUNS) {
+      log('bench: memory done');
+    }
+
+    if (wants('saving')) {
+      const job: SavingJob = { ...plan.saving };
+      for (let i = 0; i < plan.saving.repeats; i++) await part('saving', async () => void data.saving.push(await runChild<SavingResult>('saving.ts', job)));
+      log('bench: saving done');
+    }
+
+    if (wants('latency')) {
+      for (const line of PACED_LINES) {
+        await part(`latency ${line}`, async () => {
+          const job: PacedJob = { line, redis: standalone, redisPorts: [redis.port], assets: 1000, ...plan.paced };
+          const result = await runChild<PacedResult>('paced.ts', job);
+          data.paced.push(result);
+          for (const p of result.phases) log(`  latency ${line.padEnd(9)} ${thousands(p.rate).padStart(6)}/s  p50 ${p.latency.p50.toFixed(2)} p99 ${p.latency.p99.toFixed(2)} max ${p.latency.max.toFixed(1)} ms`);
+        });
         await admin.flushall();
-        try {
-          const rate = await redisBenchmark(redis.port, sha, run);
-          server.set(run.id, [...(server.get(run.id) ?? []), rate]);
-          log(`  round ${round} ${run.id.padEnd(12)} ${thousands(rate).padStart(9)} pings/s`);
-        } catch (error) {
-          log(`  round ${round} ${run.id} FAILED: ${error instanceof Error ? error.message : String(error)}`);
+      }
+      log('bench: latency done');
+    }
+
+    if (wants('fleet')) {
+      for (const store of ['memory', 'redis'] as const) {
+        for (const assets of plan.fleet.sizes) {
+          await part(`fleet ${store} ${assets}`, async () => {
+            const job: FleetJob = { store, redisPort: redis.port, assets, units: plan.fleet.units, warmupUnits: plan.fleet.warmupUnits, redisSettleMs: plan.redisSettleMs };
+            const result = await runChild<FleetResult>('fleet.ts', job);
+            data.fleet.push(result);
+            log(`  fleet ${store.padEnd(6)} ${thousands(assets).padStart(9)} assets ${thousands(result.perSecond).padStart(8)} msg/s ${result.bytesPerAsset.toFixed(0)} B/asset`);
+          });
         }
       }
       await admin.flushall();
-      roundsRun = round;
-      const elapsed = Date.now() - t0;
-      if (round < ROUNDS && elapsed + (Date.now() - roundStart) > BUDGET_MS) {
-        log(`bench: stopping after ${round} rounds to stay within ${BUDGET_MS / 1000} s`);
-        break;
+      log('bench: fleet done');
+    }
+
+    if (wants('horizontal')) {
+      const setup = { units: plan.horizontal.units, assets: 1000, warmups: plan.horizontal.warmups, warmupUnits: plan.horizontal.warmupUnits };
+      for (const processes of plan.horizontal.processes) {
+        await part(`horizontal server ${processes}`, async () => {
+          const r = await runHorizontal({ ...setup, redis: standalone, admins: [admin] }, processes);
+          data.horizontal.push(r);
+          log(`  horizontal server  x${processes} ${thousands(r.decisionsPerSecond).padStart(8)} decisions/s, Redis ${r.redisCpuUsPerDecision.toFixed(1)} µs each`);
+        });
+      }
+      await admin.flushall();
+      let cluster: RedisClusterHandle | undefined;
+      await part('horizontal cluster', async () => {
+        cluster = await startRedisCluster(plan.horizontal.primaries);
+        for (const processes of plan.horizontal.processes) {
+          await part(`horizontal cluster ${processes}`, async () => {
+            const handle = cluster as RedisClusterHandle;
+            const r = await runHorizontal({ ...setup, redis: { mode: 'cluster', seeds: handle.seedList }, admins: handle.admins }, processes);
+            data.horizontal.push(r);
+            log(`  horizontal cluster x${processes} ${thousands(r.decisionsPerSecond).padStart(8)} decisions/s, Redis ${r.redisCpuUsPerDecision.toFixed(1)} µs each`);
+          });
+        }
+        // The Redis line at steady rates on the Cluster: what a decision
+        // costs there when calls carry one slot's pings.
+        await part('latency on the cluster', async () => {
+          const handle = cluster as RedisClusterHandle;
+          const job: PacedJob = {
+            ...plan.paced,
+            seconds: plan.pacedClusterSeconds,
+            rates: plan.pacedClusterRates,
+            line: 'sw-redis',
+            redis: { mode: 'cluster', seeds: handle.seedList },
+            redisPorts: handle.primaries.map((p) => p.port),
+            assets: 1000,
+          };
+          const result = await runChild<PacedResult>('paced.ts', job);
+          data.paced.push(result);
+          for (const p of result.phases) log(`  latency cluster   ${thousands(p.rate).padStart(6)}/s  p50 ${p.latency.p50.toFixed(2)} p99 ${p.latency.p99.toFixed(2)} ms, Redis ${(p.redisCpuUsPerMsg ?? Number.NaN).toFixed(1)} µs each`);
+        });
+      });
+      await (cluster as RedisClusterHandle | undefined)?.stop();
+      log('bench: horizontal done');
+    }
+
+    if (wants('tune')) {
+      data.tune = await runTune(plan);
+      log(`bench: tune ${data.tune.status}`);
+    }
+
+    if (wants('rounds')) {
+      const round = (plan.quick ? QUICK_ROUND : ROUND).filter((line) => confirmAvailable || !CONFIRM_LINES.includes(line));
+      const job = { units: plan.units, assets: 1000, devices: plan.devices, warmups: plan.warmups, warmupUnits: plan.warmupUnits };
+      let seq = 0;
+      for (let r = 1; r <= plan.rounds; r++) {
+        const roundStart = Date.now();
+        for (const line of round) {
+          const trial: Trial = { round: r, seq: seq++ };
+          try {
+            const trialJob: TrialJob = { line, redis: standalone, ...job };
+            trial.result = await runChild<TrialResult>('worker.ts', trialJob);
+            if (line === 'filter') data.filterSeq.push({ seq: trial.seq, rate: trial.result.perSecond });
+            log(`  round ${r} ${line.padEnd(17)} ${thousands(trial.result.perSecond).padStart(9)} /s`);
+          } catch (error) {
+            trial.error = errorText(error);
+            log(`  round ${r} ${line.padEnd(17)} FAILED: ${trial.error.split('\n')[0] ?? ''}`);
+          }
+          data.trials.set(line, [...(data.trials.get(line) ?? []), trial]);
+        }
+        for (const run of plan.serverRuns) {
+          await admin.flushall();
+          await part(`server ${run.id}`, async () => {
+            const result = await serverRun(redis.port, sha, run);
+            data.server.set(run.id, [...(data.server.get(run.id) ?? []), result]);
+            log(`  round ${r} ${run.id.padEnd(17)} ${thousands(result.pingsPerSecond).padStart(9)} pings/s`);
+          });
+        }
+        await admin.flushall();
+        data.roundsRun = r;
+        const spent = Date.now() - t0;
+        if (r < plan.rounds && spent + (Date.now() - roundStart) > plan.budgetMs) {
+          log(`bench: stopping after ${r} rounds to stay within ${plan.budgetMs / 1000} s`);
+          break;
+        }
       }
     }
-    admin.disconnect();
   } finally {
+    admin.disconnect();
     await redis.stop();
   }
 
-  const report = render({
-    trials, server, memory, redisMemory, filterSeq, roundsRun, commit,
-    redisVersion: redis.version, loadBefore, loadAfter: fmtLoad(), seconds: (Date.now() - t0) / 1000,
-  });
+  data.loadAfter = fmtLoad();
+  data.seconds = (Date.now() - t0) / 1000;
+  const report = renderReport(data);
   process.stdout.write(`${report}\n`);
   writeFileSync(join(__dirname, 'results.md'), `${report}\n`);
-  log(`bench: written to bench/results.md in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+  mkdirSync(join(ROOT, 'docs'), { recursive: true });
+  writeFileSync(join(ROOT, 'docs', 'performance.md'), `${renderPerformanceDoc(data)}\n`);
+  log('bench: written to bench/results.md and docs/performance.md');
 }
 
-interface ReportInput {
-  trials: Map<LineId, Trial[]>;
-  server: Map<ServerRunId, number[]>;
-  memory: { window: number[]; seen: number[] };
-  redisMemory: RedisMemory[];
-  filterSeq: { seq: number; rate: number }[];
-  roundsRun: number;
-  commit: string;
-  redisVersion: string;
-  loadBefore: string;
-  loadAfter: string;
-  seconds: number;
-}
-
-function rates(trials: readonly Trial[] | undefined): number[] {
-  return (trials ?? []).flatMap((t) => (t.result ? [t.result.perSecond] : []));
-}
-
-/** Each trial against the mean of the filter trials just before and just after it. */
-function ratiosToFilter(trials: readonly Trial[] | undefined, filterSeq: ReportInput['filterSeq']): number[] {
-  const out: number[] = [];
-  for (const t of trials ?? []) {
-    if (!t.result) continue;
-    const before = [...filterSeq].reverse().find((f) => f.seq < t.seq);
-    const after = filterSeq.find((f) => f.seq > t.seq);
-    const sides = [before, after].filter((f): f is { seq: number; rate: number } => f !== undefined);
-    if (sides.length > 0) out.push(t.result.perSecond / (sides.reduce((s, f) => s + f.rate, 0) / sides.length));
-  }
-  return out;
-}
-
-/** a[i] / b[i] for the trials of the same round. */
-function ratiosByRound(a: readonly Trial[] | undefined, b: readonly Trial[] | undefined): number[] {
-  const out: number[] = [];
-  for (const t of a ?? []) {
-    const other = (b ?? []).find((u) => u.round === t.round);
-    if (t.result && other?.result) out.push(t.result.perSecond / other.result.perSecond);
-  }
-  return out;
-}
-
-function verdict(value: number, atLeast: number): string {
-  if (!Number.isFinite(value)) return 'no data';
-  return value >= atLeast ? 'met' : 'MISSED';
-}
-
-function verdictAtMost(value: number, limit: number): string {
-  if (!Number.isFinite(value)) return 'no data';
-  return value <= limit ? 'met' : 'MISSED';
-}
-
-function render(input: ReportInput): string {
-  const { trials, server, filterSeq } = input;
-  const spread = (values: number[]): string => (values.length ? `${thousands(min(values))} – ${thousands(max(values))}` : '–');
-  const ratioSpread = (values: number[]): string => (values.length ? `${times(min(values))} – ${times(max(values))}` : '–');
-
-  const swMem = ratiosToFilter(trials.get('sw-memory'), filterSeq);
-  const swRedis = ratiosToFilter(trials.get('sw-redis'), filterSeq);
-  const srRatio = ratiosByRound(trials.get('sr-redis'), trials.get('sr-memory'));
-  const srMemRates = rates(trials.get('sr-memory'));
-
-  const row = (n: string, line: LineId, unit: string, ratio: number[] | undefined, target: string, met: string): string[] => {
-    const r = rates(trials.get(line));
-    const ok = (trials.get(line) ?? []).flatMap((t) => (t.result ? [t.result] : []));
-    const perUnit = (pick: (t: TrialResult) => number | undefined): string => {
-      const values = ok.flatMap((t) => {
-        const v = pick(t);
-        return v === undefined ? [] : [(v * 1000) / t.units];
-      });
-      return values.length ? median(values).toFixed(1) : '';
-    };
-    return [
-      n, LABELS[line], unit, thousands(median(r)), spread(r), ratio ? times(median(ratio)) : '', ratio ? ratioSpread(ratio) : '',
-      target, met, perUnit((t) => t.nodeCpuMs), perUnit((t) => t.redisCpuMs),
-    ];
-  };
-  const throughput = markdownTable(
-    ['#', 'line', 'unit', 'median', 'range of runs', 'ratio (median)', 'ratio range', 'target', '', 'Node-RED CPU µs/unit', 'Redis CPU µs/unit'],
-    [
-      row('1', 'filter', 'msg/s', undefined, 'baseline', ''),
-      row('–', 'passthrough', 'msg/s', ratiosToFilter(trials.get('passthrough'), filterSeq), 'reference', ''),
-      row('2', 'sw-memory', 'msg/s', swMem, '>= 0.9x filter', verdict(median(swMem), 0.9)),
-      row('3', 'sw-redis', 'msg/s', swRedis, '>= 0.8x filter', verdict(median(swRedis), 0.8)),
-      row('4', 'naive', 'msg/s', ratiosToFilter(trials.get('naive'), filterSeq), 'speed only', ''),
-      row('5a', 'sr-memory', 'readings/s', undefined, '>= 200,000/s', verdict(median(srMemRates), 200_000)),
-      row('5b', 'sr-redis', 'readings/s', srRatio, '>= 0.5x 5a', verdict(median(srRatio), 0.5)),
-      ...SERVER_RUNS.map((run) => {
-        const r = server.get(run.id) ?? [];
-        return [run.id === 'rb-1' ? '6a' : '6b', run.label, 'pings/s', thousands(median(r)), spread(r), '', '', 'server limit', '', '', ''];
-      }),
-    ],
-  );
-
-  const redisMem = (pick: (m: RedisMemory) => number): number => median(input.redisMemory.map(pick));
-  const memoryTable = markdownTable(
-    ['store', 'bytes per entry at 100,000 entries', 'range', 'target', ''],
-    [
-      ['sliding-window, memory: heap per asset', bytes(median(input.memory.window)), spread(input.memory.window), '<= 200 B', verdictAtMost(median(input.memory.window), 200)],
-      ['sensor reconnect, memory: heap per key', bytes(median(input.memory.seen)), spread(input.memory.seen), '<= 200 B', verdictAtMost(median(input.memory.seen), 200)],
-      ['sliding-window, Redis: used_memory per asset record', bytes(redisMem((m) => m.window)), spread(input.redisMemory.map((m) => m.window)), '<= 160 B', verdictAtMost(redisMem((m) => m.window), 160)],
-      ['sensor reconnect, Redis: used_memory per key', bytes(redisMem((m) => m.seen)), spread(input.redisMemory.map((m) => m.seen)), '', ''],
-      ['Redis floor: a key of the same name with a TTL and the value 1', bytes(redisMem((m) => m.floor)), spread(input.redisMemory.map((m) => m.floor)), 'reference', ''],
-    ],
-  );
-
-  return [
-    '# Benchmark results',
-    '',
-    `Generated by \`npm run bench\` on ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC (commit ${input.commit}, with the working tree as it was).`,
-    '',
-    `- machine: ${machine()}; load average ${input.loadBefore} at the start, ${input.loadAfter} at the end`,
-    `- Node.js ${process.versions.node}, Node-RED ${versionOf('node-red')}, Redis ${input.redisVersion} (loopback, private), ioredis ${versionOf('ioredis')}`,
-    `- ${input.roundsRun} rounds; each trial in a fresh Node-RED process: 2 warm-up runs of ${JOB.warmupUnits.toLocaleString('en-US')}, then ${UNITS.toLocaleString('en-US')} messages timed (sensor lines: ${UNITS.toLocaleString('en-US')} readings in ${(UNITS / 50).toLocaleString('en-US')} bursts of 50); ${JOB.assets.toLocaleString('en-US')} vehicles, ${JOB.devices.toLocaleString('en-US')} sensors`,
-    `- ratios are taken pair by pair: each dedup trial against the mean of the filter trials run just before and after it (5b: against 5a of the same round); medians of those`,
-    `- CPU columns: CPU time of the Node-RED process and of redis-server during the timed run, per message (or reading); medians`,
-    `- took ${input.seconds.toFixed(0)} s`,
-    '',
-    '## Throughput',
-    '',
-    throughput,
-    '',
-    '## Memory',
-    '',
-    memoryTable,
-    '',
-    '## Checks',
-    '',
-    ...checks(input),
-    '',
-  ].join('\n');
-}
-
-function checks(input: ReportInput): string[] {
-  const out: string[] = [];
-  const failed = [...input.trials].flatMap(([line, ts]) => ts.filter((t) => t.error).map((t) => `${line} (round ${t.round}): ${t.error?.split('\n')[0]}`));
-  out.push(failed.length === 0 ? '- every trial completed' : `- FAILED trials: ${failed.join('; ')}`);
-
-  const tallies = (line: LineId): Record<string, number>[] => (input.trials.get(line) ?? []).flatMap((t) => (t.result ? [t.result.tally] : []));
-  const sw = [...tallies('sw-memory'), ...tallies('sw-redis')];
-  const distinct = new Set(sw.map(tallyKey));
-  const first = sw[0] ?? {};
-  const admitted = (t: Record<string, number>): number => Object.entries(t).filter(([k]) => k.startsWith('admitted:')).reduce((s, [, n]) => s + n, 0);
-  const unavailable = sw.some((t) => Object.keys(t).some((k) => k.endsWith(':store-unavailable')));
-  out.push(
-    distinct.size === 1 && !unavailable
-      ? `- sliding window: memory and Redis made the same ${UNITS.toLocaleString('en-US')} decisions in every trial (${Object.entries(first).map(([k, n]) => `${k} ${n}`).join(', ')})`
-      : `- sliding window: DECISIONS DIFFER between trials or stores (${[...distinct].join(' / ')})`,
-  );
-  const naive = tallies('naive');
-  if (naive.length > 0 && sw.length > 0) {
-    const extra = median(naive.map(admitted)) - admitted(first);
-    out.push(`- GET then SET admitted ${thousands(median(naive.map(admitted)))} pings where the atomic script admits ${thousands(admitted(first))}: ${thousands(extra)} duplicates let through, because every GET of a burst ran before any SET (the race the seed warns about)`);
-  }
-  for (const line of ['sr-memory', 'sr-redis'] as const) {
-    const bad = (input.trials.get(line) ?? []).filter((t) => t.result && (t.result.tally.unique !== t.result.expectedUnique || t.result.tally.rejected !== 0 || Object.keys(t.result.tally).some((k) => k === 'audit:store-unavailable')));
-    const sample = input.trials.get(line)?.find((t) => t.result)?.result;
-    if (sample) {
-      out.push(
-        bad.length === 0
-          ? `- ${LABELS[line]}: admitted exactly the ${thousands(sample.expectedUnique ?? Number.NaN)} unique readings and suppressed the ${thousands(sample.tally.duplicates ?? Number.NaN)} replays, every trial`
-          : `- ${LABELS[line]}: WRONG COUNTS in ${bad.length} trials`,
-      );
-    }
-  }
-  const rss = [...input.trials.values()].flat().flatMap((t) => (t.result ? [t.result.maxRssMB] : []));
-  out.push(`- peak RSS of a trial process: ${thousands(max(rss))} MB (${thousands(UNITS)} messages are queued at once)`);
-  out.push(`- memory entries: ${ENTRIES.toLocaleString('en-US')}; heap = heapUsed + arrayBuffers after a full GC; Redis = used_memory after its hash tables settle`);
-  return out;
+async function serverRun(port: number, sha: string, run: ServerRun): Promise<EvalLoadResult> {
+  const job: EvalLoadJob = { port, sha, pingsPerCall: run.pingsPerCall, pipeline: run.pipeline, calls: run.calls, connections: 4 };
+  const result = await runChild<EvalLoadResult>('eval-load.ts', job);
+  if (result.errors > 0) throw new Error(`${result.errors} calls failed: ${result.firstError ?? ''}`);
+  return result;
 }
 
 main().catch((error: unknown) => {

@@ -35,3 +35,22 @@ export function markdownTable(header: readonly string[], rows: readonly (readonl
   const line = (cells: readonly string[]): string => `| ${cells.map((c, i) => c.padEnd(widths[i] as number)).join(' | ')} |`;
   return [line(header), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.map(line)].join('\n');
 }
+
+/** Milliseconds: 0.0123 -> "0.01", 12.3 -> "12.3", 1234 -> "1,234". */
+export function millis(n: number): string {
+  if (!Number.isFinite(n)) return '–';
+  const size = Math.abs(n);
+  if (size < 10) return n.toFixed(2);
+  if (size < 100) return n.toFixed(1);
+  return thousands(n);
+}
+
+/** Microseconds of CPU per unit, one decimal. */
+export function micros(n: number | undefined): string {
+  return n !== undefined && Number.isFinite(n) ? n.toFixed(1) : '';
+}
+
+/** 0.1234 -> "12 %" */
+export function percent(n: number): string {
+  return Number.isFinite(n) ? `${Math.round(n * 100)} %` : '–';
+}

@@ -1,20 +1,26 @@
 /**
- * One benchmark trial in its own process: a real Node-RED runtime (the
- * embedded API, editor and HTTP off) in a temporary user directory with this
- * pack linked into its node_modules, one flow from bench/flows.ts, warm-up
- * runs, then one timed run. The result goes back to bench/run.ts over IPC.
+ * One throughput trial in its own process: a real Node-RED runtime
+ * (bench/runtime.ts) with one flow from bench/flows.ts, warm-up runs, then
+ * one timed run in which every message is handed over at once. The result
+ * goes back to bench/run.ts over IPC.
  *
  * A fresh process per trial keeps the lines from sharing JIT state, heap and
  * store contents, so the order they run in cannot favour one of them.
+ *
+ * Coordinated trials (the horizontal lines, bench/horizontal.ts): several of
+ * these processes share one fleet, each taking every n-th message of the
+ * same sequence; each warms up, reports `ready`, and starts its timed run
+ * only on `go`, so that they run at the same time. Their parent reads the
+ * Redis CPU and flushes the servers, since it alone sees all of them.
  */
-import { mkdtempSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'fs';
 import { Session } from 'inspector';
-import { tmpdir } from 'os';
-import { join, resolve } from 'path';
+import { writeFileSync } from 'fs';
+import { join } from 'path';
 import { performance } from 'perf_hooks';
 import Redis from 'ioredis';
-import { burstMessages, pingMessages, uniqueReadings, READINGS_PER_BURST, type BurstMessage, type PingMessage } from './data';
-import { benchFlow, COUNTER_ID, SOURCE_ID, type LineId } from './flows';
+import { burstMessages, nestedBursts, pingMessages, uniqueReadings, READINGS_PER_BURST } from './data';
+import { benchFlow, CONFIRM_ID, SENSOR_LINES, usesRedis, type LineId, type RedisTarget } from './flows';
+import { answerParent, gc, redisCpuSeconds, sleep, startBenchRuntime, withTimeout, type CompleteEvent } from './runtime';
 
 // tsx (loaded to run this file) turns on source maps, which makes every
 // Error's stack dearer; Node-RED as users run it has them off.
@@ -22,13 +28,17 @@ process.setSourceMapsEnabled(false);
 
 export interface TrialJob {
   line: LineId;
-  redisPort: number;
-  /** Messages (ping lines) or readings (sensor lines) in the timed run. */
+  redis: RedisTarget;
+  /** Messages (ping lines) or readings (sensor lines) in the timed run, before sharing. */
   units: number;
   assets: number;
   devices: number;
   warmups: number;
   warmupUnits: number;
+  /** This process takes messages i with i % of === index (the horizontal lines). */
+  share?: { index: number; of: number };
+  /** Wait for `go` from the parent before the timed run (see above). */
+  coordinated?: boolean;
 }
 
 export interface TrialResult {
@@ -40,18 +50,23 @@ export interface TrialResult {
   tally: Record<string, number>;
   /** CPU time of this Node-RED process during the timed run. */
   nodeCpuMs: number;
-  /** CPU time of redis-server during the timed run (lines that use it). */
+  /** CPU time of redis-server during the timed run (uncoordinated lines that use one server). */
   redisCpuMs?: number;
   /** Sensor lines: readings the data holds once; the node must admit exactly these. */
   expectedUnique?: number;
   maxRssMB: number;
+  /** Wall clock of the timed run, epoch ms with fractions: the horizontal lines add up overlapping runs. */
+  startedAt: number;
+  endedAt: number;
 }
 
-const ROOT = resolve(__dirname, '..');
+/** What the worker says to its parent besides its answer. */
+export type WorkerSignal = { type: 'ready' };
+
 const TRIAL_TIMEOUT_MS = 120_000;
 
-/** What the counter node reports to; the firing function node takes its batch from here. */
-class Sink {
+/** What the counter node (and the confirm hook) report to; the firing function node takes its batch from here. */
+export class Sink {
   private batch: unknown[] = [];
   private expected = 0;
   private count = 0;
@@ -106,29 +121,21 @@ class Sink {
   }
 }
 
-interface NodeRedLike {
-  init(settings: Record<string, unknown>): void;
-  start(): Promise<void>;
-  stop(): Promise<void>;
-  nodes: { getNode(id: string): { receive(msg: object): void } | null };
-}
-
-function userDirWithPack(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'node-red-dedup-bench-'));
-  // Node-RED finds packs in <userDir>/node_modules, as after `npm install`.
-  const link = join(dir, 'node_modules', '@telemetry-dedup', 'node-red-dedup');
-  mkdirSync(join(dir, 'node_modules', '@telemetry-dedup'), { recursive: true });
-  symlinkSync(ROOT, link, 'dir');
-  return dir;
+function isSensor(line: LineId): boolean {
+  return SENSOR_LINES.includes(line);
 }
 
 function batches(job: TrialJob, units: number, prefix: string): { batch: unknown[]; arrivals: number; unique?: number } {
-  if (job.line === 'sr-memory' || job.line === 'sr-redis') {
-    const bursts: BurstMessage[] = burstMessages(Math.ceil(units / READINGS_PER_BURST), job.devices, prefix);
-    // Every burst has new readings, so each yields an admitted message and an audit message.
-    return { batch: bursts, arrivals: bursts.length * 2, unique: uniqueReadings(bursts) };
+  if (isSensor(job.line)) {
+    const bursts = burstMessages(Math.ceil(units / READINGS_PER_BURST), job.devices, prefix);
+    // Every burst has new readings, so each yields an admitted message (in
+    // the confirm lines: a confirmation) and an audit message.
+    const unique = uniqueReadings(bursts);
+    return { batch: job.line === 'sr-nested' ? nestedBursts(bursts, job.devices, prefix) : bursts, arrivals: bursts.length * 2, unique };
   }
-  const pings: PingMessage[] = pingMessages(units, job.assets, prefix);
+  let pings: unknown[] = pingMessages(units, job.assets, prefix);
+  const share = job.share;
+  if (share !== undefined) pings = pings.filter((_, i) => i % share.of === share.index);
   return { batch: pings, arrivals: pings.length };
 }
 
@@ -157,81 +164,60 @@ async function stopProfiler(session: Session, file: string): Promise<void> {
   session.disconnect();
 }
 
-/** User plus system CPU seconds of the whole redis-server process. */
-async function redisCpuSeconds(client: Redis): Promise<number> {
-  const info = await client.info('cpu');
-  const field = (name: string): number => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(info)?.[1] ?? Number.NaN);
-  return field('used_cpu_user') + field('used_cpu_sys');
-}
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-function withTimeout<T>(promise: Promise<T>, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([
-    promise.finally(() => clearTimeout(timer)),
-    new Promise<T>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`${what}: not every message reached the counter within ${TRIAL_TIMEOUT_MS} ms`)), TRIAL_TIMEOUT_MS);
-    }),
-  ]);
-}
-
-async function runTrial(job: TrialJob): Promise<TrialResult> {
-  const gc = (globalThis as { gc?: () => void }).gc ?? (() => undefined);
-  const userDir = userDirWithPack();
-  const sink = new Sink();
-  const usesRedis = job.line === 'sw-redis' || job.line === 'sr-redis' || job.line === 'naive';
-  const admin = usesRedis ? new Redis({ host: '127.0.0.1', port: job.redisPort, lazyConnect: true }) : undefined;
-  const naive = job.line === 'naive' ? new Redis({ host: '127.0.0.1', port: job.redisPort }) : undefined;
-  writeFileSync(join(userDir, 'flows.json'), JSON.stringify(benchFlow(job.line, job.redisPort)));
-
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const RED = require('node-red') as NodeRedLike;
-  RED.init({
-    userDir,
-    flowFile: 'flows.json',
-    credentialSecret: false,
-    httpAdminRoot: false,
-    httpNodeRoot: false,
-    disableEditor: true,
-    nodesDir: [join(__dirname, 'nodes')],
-    functionGlobalContext: naive ? { bench: sink, naiveRedis: naive } : { bench: sink },
-    logging: { console: { level: 'warn', metrics: false, audit: false } },
-    telemetry: { enabled: false, updateNotification: false },
-    externalModules: { autoInstall: false, palette: { allowInstall: false } },
-    editorTheme: { tours: false },
+function waitForGo(): Promise<void> {
+  return new Promise((resolve) => {
+    const onMessage = (m: unknown): void => {
+      if ((m as { type?: string }).type !== 'go') return;
+      process.off('message', onMessage);
+      resolve();
+    };
+    process.on('message', onMessage);
+    process.send?.({ type: 'ready' } satisfies WorkerSignal);
   });
-  try {
-    await RED.start();
-    for (let i = 0; RED.nodes.getNode(COUNTER_ID) === null; i++) {
-      if (i > 200) throw new Error('the benchmark flow did not start');
-      await sleep(25);
-    }
-    const source = RED.nodes.getNode(SOURCE_ID);
-    if (source === null) throw new Error('the firing function node is missing');
+}
 
+export async function runTrial(job: TrialJob): Promise<TrialResult> {
+  const sink = new Sink();
+  // The worker reads and flushes the one server itself; coordinated trials leave that to their parent.
+  const ownsRedis = usesRedis(job.line) && job.redis.mode === 'standalone' && !job.coordinated;
+  const port = job.redis.mode === 'standalone' ? job.redis.port : 0;
+  const admin = ownsRedis ? new Redis({ host: '127.0.0.1', port, lazyConnect: true }) : undefined;
+  const naive = job.line === 'naive' ? new Redis({ host: '127.0.0.1', port }) : undefined;
+  const runtime = await startBenchRuntime(benchFlow(job.line, job.redis), naive ? { bench: sink, naiveRedis: naive } : { bench: sink });
+  try {
+    if (job.line === 'sr-memory-confirm' || job.line === 'sr-redis-confirm') {
+      // A confirmation is done when dedup-confirm calls done(), whether or not it sends anything on.
+      runtime.hooks.add('onComplete.bench', (event: CompleteEvent) => {
+        if (event.node.id !== CONFIRM_ID) return;
+        if (event.error !== undefined) sink.add('confirm-error', 1);
+        sink.arrived(event.msg);
+      });
+    }
     for (let w = 0; w < job.warmups; w++) {
-      const warm = batches(job, job.warmupUnits, `w${w}-`);
+      const warm = batches({ ...job, share: undefined }, job.warmupUnits, `w${w}-${job.share?.index ?? ''}-`);
       gc();
       const done = sink.arm(warm.batch, warm.arrivals);
-      source.receive({});
-      await withTimeout(done, `warm-up ${w + 1} of ${job.line}`);
+      runtime.source.receive({});
+      await withTimeout(done, TRIAL_TIMEOUT_MS, `warm-up ${w + 1} of ${job.line}`);
     }
 
-    const timed = batches(job, job.units, job.line.startsWith('sr-') ? 'bin-' : 'veh-');
+    const timed = batches(job, job.units, isSensor(job.line) ? 'bin-' : 'veh-');
     if (admin) await admin.flushall();
     gc();
     await sleep(200);
+    if (job.coordinated) await waitForGo();
     const profiler = process.env.BENCH_PROFILE_DIR ? await startProfiler() : undefined;
     const redisCpu0 = admin ? await redisCpuSeconds(admin) : 0;
     const cpu0 = process.cpuUsage();
+    const startedAt = performance.timeOrigin + performance.now();
     const done = sink.arm(timed.batch, timed.arrivals);
-    source.receive({});
-    const ms = await withTimeout(done, job.line);
+    runtime.source.receive({});
+    const ms = await withTimeout(done, TRIAL_TIMEOUT_MS, job.line);
+    const endedAt = performance.timeOrigin + performance.now();
     const cpu = process.cpuUsage(cpu0);
     const redisCpuMs = admin ? ((await redisCpuSeconds(admin)) - redisCpu0) * 1000 : undefined;
     if (profiler) await stopProfiler(profiler, join(process.env.BENCH_PROFILE_DIR as string, `${job.line}.cpuprofile`));
-    const sensor = job.line.startsWith('sr-');
+    const sensor = isSensor(job.line);
     if (!sensor) sink.tallyPings(timed.batch);
     const units = sensor ? timed.batch.length * READINGS_PER_BURST : timed.batch.length;
     return {
@@ -244,26 +230,14 @@ async function runTrial(job: TrialJob): Promise<TrialResult> {
       ...(redisCpuMs !== undefined ? { redisCpuMs } : {}),
       ...(timed.unique !== undefined ? { expectedUnique: timed.unique } : {}),
       maxRssMB: process.resourceUsage().maxRSS / 1024,
+      startedAt,
+      endedAt,
     };
   } finally {
-    await RED.stop().catch(() => undefined);
+    await runtime.stop();
     admin?.disconnect();
     naive?.disconnect();
-    rmSync(userDir, { recursive: true, force: true });
   }
 }
 
-if (require.main === module) {
-  const job = JSON.parse(process.argv[2] ?? '{}') as TrialJob;
-  runTrial(job).then(
-    (result) => {
-      if (process.send) process.send({ ok: true, result });
-      else console.log(JSON.stringify(result, null, 2));
-      process.exit(0);
-    },
-    (error: unknown) => {
-      process.send?.({ ok: false, error: error instanceof Error ? (error.stack ?? error.message) : String(error) });
-      process.exit(1);
-    },
-  );
-}
+if (require.main === module) answerParent(runTrial(JSON.parse(process.argv[2] ?? '{}') as TrialJob));

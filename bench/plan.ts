@@ -1,0 +1,103 @@
+/**
+ * How big each part of `npm run bench` is: the full run (about 15 minutes
+ * on 2 cores, for the figures that get quoted) or `--quick` (under 3
+ * minutes, for checking that every line still runs and roughly where it
+ * lands). Environment variables override single figures (see README of the
+ * bench in bench/run.ts).
+ */
+
+export type Section = 'memory' | 'saving' | 'latency' | 'fleet' | 'horizontal' | 'tune' | 'rounds';
+
+export const SECTIONS: readonly Section[] = ['memory', 'saving', 'latency', 'fleet', 'horizontal', 'tune', 'rounds'];
+
+export interface ServerRun {
+  id: '6a' | '6b';
+  label: string;
+  pingsPerCall: number;
+  pipeline: number;
+  calls: number;
+}
+
+export interface Plan {
+  /** The quick run also leaves unused core nodes unloaded (see runtime.ts). */
+  quick: boolean;
+  sections: readonly Section[];
+  /** The whole run; throughput rounds stop starting once the next would end past it. */
+  budgetMs: number;
+  rounds: number;
+  /** Messages (or readings) per timed throughput trial. */
+  units: number;
+  warmups: number;
+  warmupUnits: number;
+  /** Sensors in the sensor lines: each sends units / 50 / devices bursts, each after the first replaying 10 readings. */
+  devices: number;
+  memoryRepeats: number;
+  /** How long Redis is left to finish rehashing before used_memory is read. */
+  redisSettleMs: number;
+  serverRuns: ServerRun[];
+  paced: { rates: number[]; seconds: number; settleSeconds: number; warmupUnits: number };
+  /**
+   * The Redis line on the Cluster: a quiet rate and a busy one that this
+   * machine can feed a Cluster (a Cluster call carries about one ping at
+   * any rate, so its cost per decision hardly depends on the rate).
+   */
+  pacedClusterRates: number[];
+  pacedClusterSeconds: number;
+  fleet: { sizes: number[]; units: number; warmupUnits: number };
+  horizontal: { processes: number[]; units: number; warmups: number; warmupUnits: number; primaries: number };
+  saving: { repeats: number; entries: number; admissionsPerSecond: number; saveEverySeconds: number; simulatedSeconds: number };
+  tuneTimeoutMs: number;
+}
+
+function numberFrom(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number, not ${JSON.stringify(raw)}`);
+  return value;
+}
+
+function sectionsFrom(raw: string | undefined): readonly Section[] {
+  if (raw === undefined || raw.trim() === '') return SECTIONS;
+  const wanted = raw.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  for (const s of wanted) {
+    if (!SECTIONS.includes(s as Section)) throw new Error(`BENCH_ONLY: unknown section ${JSON.stringify(s)} (known: ${SECTIONS.join(', ')})`);
+  }
+  return SECTIONS.filter((s) => wanted.includes(s));
+}
+
+export function planFrom(argv: readonly string[]): Plan {
+  const unknown = argv.filter((a) => a !== '--quick');
+  if (unknown.length > 0) throw new Error(`unknown arguments ${unknown.join(' ')} (the only one is --quick)`);
+  const quick = argv.includes('--quick');
+  const units = numberFrom('BENCH_N', quick ? 30_000 : 200_000);
+  return {
+    quick,
+    sections: sectionsFrom(process.env.BENCH_ONLY),
+    budgetMs: numberFrom('BENCH_BUDGET_S', quick ? 165 : 840) * 1000,
+    rounds: numberFrom('BENCH_ROUNDS', quick ? 1 : 5),
+    units,
+    warmups: quick ? 1 : 2,
+    warmupUnits: quick ? 10_000 : 50_000,
+    // Four bursts per sensor either way, so that the quick run has replays too.
+    devices: Math.max(1, Math.round(units / 50 / 4)),
+    memoryRepeats: quick ? 1 : 2,
+    redisSettleMs: quick ? 300 : 1000,
+    serverRuns: [
+      { id: '6a', label: 'redis-server alone: EVALSHA, 1 ping per call, pipeline 64, 4 connections', pingsPerCall: 1, pipeline: 64, calls: quick ? 30_000 : 200_000 },
+      { id: '6b', label: 'redis-server alone: EVALSHA, 500 pings per call, 4 connections', pingsPerCall: 500, pipeline: 1, calls: quick ? 150 : 1_000 },
+    ],
+    paced: {
+      rates: [2_000, 20_000, 50_000],
+      seconds: numberFrom('BENCH_LATENCY_S', quick ? 1.5 : 30),
+      settleSeconds: quick ? 0.3 : 2,
+      warmupUnits: quick ? 10_000 : 50_000,
+    },
+    pacedClusterRates: [2_000, 10_000],
+    pacedClusterSeconds: quick ? 1 : numberFrom('BENCH_LATENCY_S', 30),
+    fleet: { sizes: quick ? [1_000, 100_000] : [1_000, 100_000, 1_000_000], units: quick ? 30_000 : 200_000, warmupUnits: quick ? 10_000 : 20_000 },
+    horizontal: { processes: [1, 2], units: quick ? 30_000 : 200_000, warmups: 1, warmupUnits: quick ? 10_000 : 50_000, primaries: 3 },
+    saving: { repeats: quick ? 1 : 3, entries: 100_000, admissionsPerSecond: 100, saveEverySeconds: 10, simulatedSeconds: quick ? 5_400 : 10_800 },
+    tuneTimeoutMs: quick ? 60_000 : 300_000,
+  };
+}

@@ -1,0 +1,507 @@
+/**
+ * bench/results.md: every figure of one `npm run bench` run, as tables,
+ * each line next to its baseline and its target, and the checks of the
+ * answers the nodes gave. Pure: it formats what bench/run.ts measured.
+ */
+import { cpus, release, totalmem, type as osType } from 'os';
+import { readFileSync } from 'fs';
+import type { EvalLoadResult } from './eval-load';
+import type { FleetResult } from './fleet';
+import type { LineId } from './flows';
+import type { HorizontalResult } from './horizontal';
+import { ENTRIES, type RedisMemory } from './memory';
+import type { PacedLine, PacedPhase, PacedResult } from './paced';
+import type { Plan } from './plan';
+import { ROOT } from './runtime';
+import type { SavingResult } from './saving';
+import { sizingFigures, sizingTable } from './sizing';
+import { bytes, markdownTable, max, median, micros, millis, min, thousands, times } from './stats';
+import type { TrialResult } from './worker';
+
+export interface Trial {
+  round: number;
+  /** Position in the whole run, for pairing with the filter trials either side. */
+  seq: number;
+  result?: TrialResult;
+  error?: string;
+}
+
+export type TuneOutcome =
+  | { status: 'absent' }
+  | { status: 'skipped' }
+  | { status: 'failed'; seconds: number; text: string }
+  | { status: 'ran'; seconds: number; text: string; table: boolean };
+
+export interface RunData {
+  plan: Plan;
+  commit: string;
+  redisVersion: string;
+  loadBefore: string;
+  loadAfter: string;
+  seconds: number;
+  confirmAvailable: boolean;
+  trials: Map<LineId, Trial[]>;
+  filterSeq: { seq: number; rate: number }[];
+  server: Map<'6a' | '6b', EvalLoadResult[]>;
+  roundsRun: number;
+  memory: { window: number[]; seen: number[] };
+  redisMemory: RedisMemory[];
+  saving: SavingResult[];
+  paced: PacedResult[];
+  fleet: FleetResult[];
+  horizontal: HorizontalResult[];
+  tune: TuneOutcome;
+  /** Parts that failed as a whole (a trial's failure is kept with the trial). */
+  failures: string[];
+}
+
+export const LABELS: Record<LineId, string> = {
+  filter: 'core filter node (rbe), keyed on msg.topic',
+  passthrough: 'two-output node that only forwards (floor)',
+  'sw-memory': 'sliding-window dedup, memory store',
+  'sw-redis': 'sliding-window dedup, Redis store',
+  naive: 'function node, GET then SET per ping',
+  'sr-memory': 'sensor reconnect dedup, memory, bursts of 50',
+  'sr-redis': 'sensor reconnect dedup, Redis, bursts of 50',
+  'sr-memory-confirm': '5a with confirm on, + dedup-confirm per admitted burst',
+  'sr-redis-confirm': '5b with confirm on, + dedup-confirm per admitted burst',
+  'sr-nested': '5a with nested paths (LoRaWAN uplink shape)',
+};
+
+export const PACED_LABELS: Record<PacedLine, string> = {
+  filter: 'core filter node (rbe)',
+  'sw-memory': 'sliding-window, memory store',
+  'sw-redis': 'sliding-window, Redis store',
+};
+
+function versionOf(pkg: string): string {
+  try {
+    return (JSON.parse(readFileSync(require.resolve(`${pkg}/package.json`, { paths: [ROOT] }), 'utf8')) as { version: string }).version;
+  } catch {
+    return '?';
+  }
+}
+
+export function machine(): string {
+  const cpu = cpus();
+  return `${cpu[0]?.model.trim() ?? '?'}, ${cpu.length} cores, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, ${osType()} ${release()}`;
+}
+
+export function versions(redisVersion: string): string {
+  return `Node.js ${process.versions.node}, Node-RED ${versionOf('node-red')}, Redis ${redisVersion} (loopback, private), ioredis ${versionOf('ioredis')}`;
+}
+
+function verdict(value: number, atLeast: number): string {
+  if (!Number.isFinite(value)) return 'no data';
+  return value >= atLeast ? 'met' : 'MISSED';
+}
+
+function verdictAtMost(value: number, limit: number): string {
+  if (!Number.isFinite(value)) return 'no data';
+  return value <= limit ? 'met' : 'MISSED';
+}
+
+export function rates(trials: readonly Trial[] | undefined): number[] {
+  return (trials ?? []).flatMap((t) => (t.result ? [t.result.perSecond] : []));
+}
+
+export function okResults(trials: readonly Trial[] | undefined): TrialResult[] {
+  return (trials ?? []).flatMap((t) => (t.result ? [t.result] : []));
+}
+
+/** Median CPU µs per unit of the trials of a line: Node-RED's, or redis-server's. */
+export function cpuPerUnit(trials: readonly Trial[] | undefined, side: 'node' | 'redis'): number {
+  return median(
+    okResults(trials).flatMap((t) => {
+      const ms = side === 'node' ? t.nodeCpuMs : t.redisCpuMs;
+      return ms === undefined ? [] : [(ms * 1000) / t.units];
+    }),
+  );
+}
+
+/** Each trial against the mean of the filter trials just before and just after it. */
+function ratiosToFilter(trials: readonly Trial[] | undefined, filterSeq: RunData['filterSeq']): number[] {
+  const out: number[] = [];
+  for (const t of trials ?? []) {
+    if (!t.result) continue;
+    const before = [...filterSeq].reverse().find((f) => f.seq < t.seq);
+    const after = filterSeq.find((f) => f.seq > t.seq);
+    const sides = [before, after].filter((f): f is { seq: number; rate: number } => f !== undefined);
+    if (sides.length > 0) out.push(t.result.perSecond / (sides.reduce((s, f) => s + f.rate, 0) / sides.length));
+  }
+  return out;
+}
+
+/** a[i] / b[i] for the trials of the same round. */
+function ratiosByRound(a: readonly Trial[] | undefined, b: readonly Trial[] | undefined): number[] {
+  const out: number[] = [];
+  for (const t of a ?? []) {
+    const other = (b ?? []).find((u) => u.round === t.round);
+    if (t.result && other?.result) out.push(t.result.perSecond / other.result.perSecond);
+  }
+  return out;
+}
+
+function plural(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
+}
+
+const spread = (values: number[]): string => (values.length ? `${thousands(min(values))} – ${thousands(max(values))}` : '–');
+const ratioSpread = (values: number[]): string => (values.length ? `${times(min(values))} – ${times(max(values))}` : '–');
+const bytesSpread = (values: number[]): string => (values.length ? `${min(values).toFixed(0)} – ${max(values).toFixed(0)}` : '–');
+
+function throughputSection(data: RunData): string[] {
+  const { trials, filterSeq, server } = data;
+  const missingConfirm = data.confirmAvailable ? undefined : 'not run: no dedup-confirm node in this build (the line runs once package.json lists it)';
+  const row = (n: string, line: LineId, unit: string, ratio: number[] | undefined, target: string, met: string): string[] => {
+    if (missingConfirm !== undefined && (line === 'sr-memory-confirm' || line === 'sr-redis-confirm')) {
+      return [n, LABELS[line], unit, '', missingConfirm, '', '', target, '', '', ''];
+    }
+    const r = rates(trials.get(line));
+    return [
+      n, LABELS[line], unit, thousands(median(r)), spread(r), ratio ? times(median(ratio)) : '', ratio ? ratioSpread(ratio) : '',
+      target, met, micros(cpuPerUnit(trials.get(line), 'node')), micros(cpuPerUnit(trials.get(line), 'redis')),
+    ];
+  };
+  const swMem = ratiosToFilter(trials.get('sw-memory'), filterSeq);
+  const swRedis = ratiosToFilter(trials.get('sw-redis'), filterSeq);
+  const srRatio = ratiosByRound(trials.get('sr-redis'), trials.get('sr-memory'));
+  const nested = rates(trials.get('sr-nested'));
+  const table = markdownTable(
+    ['#', 'line', 'unit', 'median', 'range of runs', 'ratio (median)', 'ratio range', 'target', '', 'Node-RED CPU µs/unit', 'Redis CPU µs/unit'],
+    [
+      row('1', 'filter', 'msg/s', undefined, 'baseline', ''),
+      row('–', 'passthrough', 'msg/s', ratiosToFilter(trials.get('passthrough'), filterSeq), 'reference', ''),
+      row('2', 'sw-memory', 'msg/s', swMem, '>= 0.9x filter', verdict(median(swMem), 0.9)),
+      row('3', 'sw-redis', 'msg/s', swRedis, '>= 0.8x filter', verdict(median(swRedis), 0.8)),
+      row('4', 'naive', 'msg/s', ratiosToFilter(trials.get('naive'), filterSeq), 'speed only', ''),
+      row('5a', 'sr-memory', 'readings/s', undefined, '>= 200,000/s', verdict(median(rates(trials.get('sr-memory'))), 200_000)),
+      row('5b', 'sr-redis', 'readings/s', srRatio, '>= 0.5x 5a', verdict(median(srRatio), 0.5)),
+      row('5c', 'sr-memory-confirm', 'readings/s', ratiosByRound(trials.get('sr-memory-confirm'), trials.get('sr-memory')), 'x 5a: reference', ''),
+      row('5d', 'sr-redis-confirm', 'readings/s', ratiosByRound(trials.get('sr-redis-confirm'), trials.get('sr-redis')), 'x 5b: reference', ''),
+      row('5e', 'sr-nested', 'readings/s', ratiosByRound(trials.get('sr-nested'), trials.get('sr-memory')), '>= 200,000/s', verdict(median(nested), 200_000)),
+      ...data.plan.serverRuns.map((run) => {
+        const results = server.get(run.id) ?? [];
+        const r = results.map((x) => x.pingsPerSecond);
+        return [run.id, run.label, 'pings/s', thousands(median(r)), spread(r), '', '', 'server limit', '', '', micros(median(results.map((x) => x.redisCpuUsPerPing)))];
+      }),
+    ],
+  );
+  const plan = data.plan;
+  return [
+    '## Throughput (issue 15, line 4: the Redis store against the core filter node)',
+    '',
+    `${plural(data.roundsRun, 'round')}; each trial a fresh Node-RED process: ${plural(plan.warmups, 'warm-up run')} of ${thousands(plan.warmupUnits)}, then ${thousands(plan.units)} messages handed over at once and timed (sensor lines: ${thousands(plan.units)} readings in ${thousands(plan.units / 50)} bursts of 50, the first 10 of each burst after a sensor's first replaying the last 10 of its previous one); 1,000 vehicles, ${thousands(plan.devices)} sensors. Ratios pair by pair: each dedup trial against the mean of the nearest filter trials before and after it (5b, 5c, 5e: against 5a of the same round; 5d: against 5b); medians. CPU columns: the Node-RED process and redis-server during the timed run, per message or reading.`,
+    '',
+    table,
+    '',
+    '6a and 6b drive the sliding-window script with no Node-RED at all: a small client (bench/eval-load.ts) writes EVALSHA calls with the packed binary arguments on raw sockets, a window of calls at a time, and only counts the replies, so the rate is what redis-server alone serves. The difference between them is the cost of a call itself, paid once per call however many pings it carries.',
+    '',
+  ];
+}
+
+export function pacedPhase(data: RunData, line: PacedLine, rate: number, target: 'server' | 'cluster' = 'server'): PacedPhase | undefined {
+  return data.paced.find((p) => p.line === line && p.target === target)?.phases.find((p) => p.rate === rate);
+}
+
+export function latencySection(data: RunData): string[] {
+  if (data.paced.length === 0) return ['## Latency under steady load (issue 15, line 1)', '', 'Not run.', ''];
+  const rows: string[][] = [];
+  for (const rate of data.plan.paced.rates) {
+    const filter = pacedPhase(data, 'filter', rate);
+    for (const line of ['filter', 'sw-memory', 'sw-redis'] as PacedLine[]) {
+      const p = pacedPhase(data, line, rate);
+      if (p === undefined) {
+        rows.push([thousands(rate), PACED_LABELS[line], 'failed', '', '', '', '', '', '', '', '', '']);
+        continue;
+      }
+      const overFilter = filter === undefined ? Number.NaN : p.latency.p99 - filter.latency.p99;
+      // A line whose generator fell behind was not fed at the rate: no verdict on it.
+      const fellBehind = (x: PacedPhase | undefined): boolean => x === undefined || x.achievedRate < 0.97 * rate;
+      let target = '';
+      let met = '';
+      if (line === 'sw-memory') {
+        target = 'p99 <= filter + 1 ms';
+        met = fellBehind(p) || fellBehind(filter) ? 'not fed at the rate' : verdictAtMost(overFilter, 1);
+      } else if (line === 'sw-redis' && rate === 50_000) {
+        target = 'p99 <= 3 ms';
+        met = fellBehind(p) ? 'not fed at the rate' : verdictAtMost(p.latency.p99, 3);
+      }
+      rows.push([
+        thousands(rate), PACED_LABELS[line], thousands(p.achievedRate), millis(p.latency.p50), millis(p.latency.p99), millis(p.latency.max),
+        line === 'filter' ? '' : `${overFilter >= 0 ? '+' : ''}${millis(overFilter)}`, target, met,
+        micros(p.nodeCpuUsPerMsg), micros(p.redisCpuUsPerMsg), `${millis(p.generatorLag.p99)} / ${millis(p.generatorLag.max)}`,
+      ]);
+    }
+  }
+  for (const p of data.paced.find((r) => r.target === 'cluster')?.phases ?? []) {
+    rows.push([
+      thousands(p.rate), `sliding-window, Redis Cluster (${data.plan.horizontal.primaries} primaries)`, thousands(p.achievedRate), millis(p.latency.p50), millis(p.latency.p99), millis(p.latency.max),
+      '', '', '', micros(p.nodeCpuUsPerMsg), micros(p.redisCpuUsPerMsg), `${millis(p.generatorLag.p99)} / ${millis(p.generatorLag.max)}`,
+    ]);
+  }
+  const split: string[][] = [];
+  for (const rate of data.plan.paced.rates) {
+    const p = pacedPhase(data, 'sw-redis', rate);
+    if (p?.batcherWait === undefined || p.callRoundTrip === undefined) continue;
+    split.push([
+      thousands(rate), millis(p.latency.p50), millis(p.latency.p99),
+      `${millis(p.batcherWait.p50)} / ${millis(p.batcherWait.p99)} / ${millis(p.batcherWait.max)}`,
+      `${millis(p.callRoundTrip.p50)} / ${millis(p.callRoundTrip.p99)} / ${millis(p.callRoundTrip.max)}`,
+      (p.pingsPerCall ?? Number.NaN).toFixed(1),
+    ]);
+  }
+  const low = pacedPhase(data, 'sw-redis', data.plan.paced.rates[0] ?? 0);
+  const lowMem = pacedPhase(data, 'sw-memory', data.plan.paced.rates[0] ?? 0);
+  const batching = low?.batcherWait
+    ? `The delay the tick batching adds: at ${thousands(low.rate)} msg/s a ping waited ${millis(low.batcherWait.p50)} ms in the tick batcher at the median before its call was sent, ${millis(low.batcherWait.p99)} ms at p99 and ${millis(low.batcherWait.max)} ms at most; the call's round trip to Redis took ${millis(low.callRoundTrip?.p50 ?? Number.NaN)} ms at the median (p99 ${millis(low.callRoundTrip?.p99 ?? Number.NaN)} ms). The batcher sends at the end of the event-loop turn a ping arrived in (at once when a call is full), so its delay is the rest of that turn, plus the wait for a free place when 8 calls are already out at Redis; the memory store's line at the same rate had a median of ${lowMem ? millis(lowMem.latency.p50) : '–'} ms.`
+    : 'The tick batcher\'s share was not measured in this run (its methods could not be wrapped, or the Redis line failed).';
+  const plan = data.plan.paced;
+  return [
+    '## Latency under steady load (issue 15, line 1)',
+    '',
+    `Each line in a fresh Node-RED process, fed at a steady rate: every millisecond the harness makes the messages due by then (1,000 vehicles, the throughput lines\' data) and fires them; ${plan.seconds} s recorded per rate after ${plan.settleSeconds} s unrecorded, after one warm-up burst of ${thousands(plan.warmupUnits)}. Latency: from the making of a message to its arrival at the node after the node under test, every message recorded. Generator lag: how late the making ticks ran behind schedule; when it is large, something held the event loop (the message was not even made yet), and the latency figures understate what a message from outside would have seen; when the achieved rate is more than 3 % short of the rate, the line was not fed at that rate and gets no verdict. CPU: per message at that rate, idle time included (Redis: every primary's). The Cluster rows come from the horizontal part, on its Cluster, at ${data.plan.pacedClusterRates.map(thousands).join(' and ')} msg/s (${data.plan.pacedClusterSeconds} s recorded each; a Cluster call carries about one ping at any rate, and this machine cannot feed a Cluster 50,000 a second).`,
+    '',
+    markdownTable(['msg/s', 'line', 'achieved', 'p50 ms', 'p99 ms', 'max ms', 'p99 vs filter', 'target', '', 'Node-RED CPU µs/msg', 'Redis CPU µs/msg', 'generator lag p99 / max ms'], rows),
+    '',
+    '### Where a Redis-store message waits',
+    '',
+    split.length > 0
+      ? markdownTable(['msg/s', 'p50 ms', 'p99 ms', 'in the tick batcher, p50 / p99 / max ms', 'call round trip, p50 / p99 / max ms', 'pings per call'], split)
+      : 'Not measured in this run.',
+    '',
+    batching,
+    '',
+  ];
+}
+
+export function fleetSection(data: RunData): string[] {
+  if (data.fleet.length === 0) return ['## Cost as the fleet grows (issue 15, line 2)', '', 'Not run.', ''];
+  const rows: string[][] = [];
+  for (const store of ['memory', 'redis'] as const) {
+    const base = data.fleet.find((f) => f.store === store && f.assets === data.plan.fleet.sizes[0]);
+    const mid = data.fleet.find((f) => f.store === store && f.assets === 100_000);
+    for (const size of data.plan.fleet.sizes) {
+      const f = data.fleet.find((x) => x.store === store && x.assets === size);
+      if (f === undefined) {
+        rows.push([store, thousands(size), 'failed', '', '', '', '', '', '', '']);
+        continue;
+      }
+      const vsBase = base === undefined ? Number.NaN : f.perSecond / base.perSecond;
+      const flat = mid === undefined || f === mid || size < 100_000 ? '' : verdictAtMost(Math.abs(f.bytesPerAsset / mid.bytesPerAsset - 1), 0.2);
+      rows.push([
+        store === 'memory' ? 'memory (cap 1,000,000)' : 'Redis', thousands(size), thousands(f.perSecond), f === base ? 'baseline' : times(vsBase),
+        f === base ? '' : verdict(vsBase, 0.8), bytes(f.bytesPerAsset), flat, micros(f.nodeCpuUsPerMsg), micros(f.redisCpuUsPerMsg),
+        Object.entries(f.tally).map(([k, n]) => `${k} ${thousands(n)}`).join(', '),
+      ]);
+    }
+  }
+  return [
+    '## Cost as the fleet grows (issue 15, line 2)',
+    '',
+    `Each fleet size in a fresh Node-RED process with the sliding-window node (memory store capped at 1,000,000 assets, or Redis): first one ping of every asset (the memory store through the node, in slices of 100,000; Redis through the same store class and script, called directly, which is quicker and writes the same records), then ${thousands(data.plan.fleet.units)} further pings of the same fleet handed to the node at once and timed. Bytes per asset: for the memory store the whole Node-RED process heap (heapUsed + arrayBuffers after a full GC) before and after the fleet went in, so everything the node keeps per asset: the store, its index and asset-id strings, and the editor sidebar's board of assets (src/node-red/insight.ts, which follows up to 100,000 assets per node: a fixed cost once the fleet is larger); for Redis, used_memory. Both include the slack of tables that grow by doubling. At 1,000 assets the bytes are within the noise of a GC. Targets: throughput within 20 % of the 1,000-asset figure; bytes per asset flat (within 20 % of the 100,000 figure).${data.plan.fleet.sizes.includes(1_000_000) ? '' : ' The quick run stops at 100,000 assets; the full run adds 1,000,000.'}`,
+    '',
+    markdownTable(['store', 'assets', 'msg/s', 'vs 1,000', 'target >= 0.8x', 'bytes per asset', 'flat', 'Node-RED CPU µs/msg', 'Redis CPU µs/msg', 'decisions'], rows),
+    '',
+  ];
+}
+
+export function horizontalSection(data: RunData): string[] {
+  if (data.horizontal.length === 0) return ['## Horizontal (issue 15, line 3)', '', 'Not run.', ''];
+  const rows = data.horizontal.map((h) => [
+    h.target === 'cluster' ? `Redis Cluster, ${h.primaries} primaries` : 'one Redis server',
+    String(h.processes), thousands(h.decisionsPerSecond), h.perProcess.map(thousands).join(' + '),
+    micros(h.redisCpuUsPerDecision), micros(h.nodeCpuUsPerDecision),
+  ]);
+  return [
+    '## Horizontal (issue 15, line 3)',
+    '',
+    `Node-RED processes sharing one fleet of 1,000 vehicles (each takes every n-th message of the same sequence, so every asset is decided from every process), started together after their warm-up; ${thousands(data.plan.horizontal.units)} messages in all, each process's share handed over at once. Decisions/s: all messages over the time from the first start to the last finish. Redis CPU: INFO cpu of every primary over that time, per decision. This machine has ${cpus().length} cores: two Node-RED processes and Redis share them, so the aggregate cannot grow here; the CPU per decision on each side is what the projection in docs/performance.md is built from.`,
+    '',
+    markdownTable(['Redis', 'Node-RED processes', 'decisions/s', 'per process (msg/s)', 'Redis CPU µs/decision', 'Node-RED CPU µs/decision'], rows),
+    '',
+  ];
+}
+
+function memorySection(data: RunData): string[] {
+  const redisMem = (pick: (m: RedisMemory) => number): number[] => data.redisMemory.map(pick);
+  const m = data.memory;
+  const row = (label: string, values: number[], target: string, limit?: number): string[] => [
+    label, bytes(median(values)), bytesSpread(values), target, limit === undefined ? '' : verdictAtMost(median(values), limit),
+  ];
+  return [
+    '## Memory',
+    '',
+    markdownTable(
+      ['store', `bytes per entry at ${thousands(ENTRIES)} entries`, 'range', 'target', ''],
+      [
+        row('sliding-window, memory: heap per asset', m.window, '<= 200 B', 200),
+        row('sensor reconnect, memory: heap per key', m.seen, '<= 200 B', 200),
+        row('sliding-window, Redis: used_memory per asset record', redisMem((x) => x.window), '<= 160 B', 160),
+        row('the same with every fleet rule on (heading, accuracy, events, clock guard; issue 11)', redisMem((x) => x.windowFleet), '<= 200 B', 200),
+        row('sensor reconnect, Redis: used_memory per key', redisMem((x) => x.seen), '', undefined),
+        row('Redis floor: a key of the same name with a TTL and the value 1', redisMem((x) => x.floor), 'reference', undefined),
+      ],
+    ),
+    '',
+    'Heap = heapUsed + arrayBuffers after a full GC, in a process of its own; Redis = used_memory after its hash tables settle.',
+    '',
+  ];
+}
+
+function savingSection(data: RunData): string[] {
+  if (data.saving.length === 0) return ['## Saving a memory store (issue 9)', '', 'Not run.', ''];
+  const med = (pick: (s: SavingResult) => number): number => median(data.saving.map(pick));
+  const first = data.saving[0] as SavingResult;
+  const loop = markdownTable(
+    ['while', 'longest event-loop turn, ms (median)', 'range', 'took, ms', 'bytes written'],
+    [
+      ['nothing is saved (the probe\'s floor on this machine)', millis(med((s) => s.idle.maxTurnMs)), msSpread(data.saving.map((s) => s.idle.maxTurnMs)), millis(med((s) => s.idle.ms)), ''],
+      [`a save after all ${thousands(first.entries)} entries changed (journal append, then the compaction it triggers)`, millis(med((s) => s.fullSave.maxTurnMs)), msSpread(data.saving.map((s) => s.fullSave.maxTurnMs)), millis(med((s) => s.fullSave.ms)), thousands(med((s) => s.fullSave.bytes))],
+      [`a compaction alone (snapshot of ${thousands(first.entries)})`, millis(med((s) => s.compaction.maxTurnMs)), msSpread(data.saving.map((s) => s.compaction.maxTurnMs)), millis(med((s) => s.compaction.ms)), thousands(med((s) => s.compaction.bytes))],
+      ['reference: the same entries as one JSON document in one go (as Node-RED\'s file context store writes a scope)', millis(med((s) => s.json.maxTurnMs)), msSpread(data.saving.map((s) => s.json.maxTurnMs)), millis(med((s) => s.json.ms)), thousands(med((s) => s.json.bytes))],
+    ],
+  );
+  const gb = med((s) => s.gbPerDay);
+  const wear = markdownTable(
+    ['admissions/s', 'set', 'simulated', 'bytes per admission', 'bytes per compaction', 'compactions per day', 'GB written per day', 'target', ''],
+    [[
+      thousands(first.admissionsPerSecond), thousands(first.entries), `${(first.simulatedSeconds / 3600).toFixed(1)} h`,
+      med((s) => s.bytesPerAdmission).toFixed(1), thousands(med((s) => s.bytesPerCompaction)),
+      (med((s) => s.compactions / s.simulatedSeconds) * 86_400).toFixed(0), gb.toFixed(2), '< 1 GB/day', verdictAtMost(gb, 1),
+    ]],
+  );
+  return [
+    '## Saving a memory store (issue 9)',
+    '',
+    `The sliding-window memory store with ${thousands(first.entries)} assets and the real StateJournal (src/persist/state-journal.ts) writing to a temporary directory, in a process of its own, ${plural(data.saving.length, 'time')}. The event loop: a setImmediate probe keeps the longest gap between two of its turns, i.e. the longest time anything else held the loop.`,
+    '',
+    loop,
+    '',
+    `Disk wear at a steady ${first.admissionsPerSecond} admissions a second into the set, each a different asset (the costliest case: every admission is a record in the next save), saved every ${data.plan.saving.saveEverySeconds} s on the store's injected clock:`,
+    '',
+    wear,
+    '',
+  ];
+}
+
+function msSpread(values: number[]): string {
+  return values.length ? `${millis(min(values))} – ${millis(max(values))}` : '–';
+}
+
+function confirmSection(data: RunData): string[] {
+  if (!data.confirmAvailable) {
+    return [
+      '## Confirm mode (issue 10)',
+      '',
+      'Not run: this build has no dedup-confirm node. Lines 5c and 5d run by themselves once package.json lists `dedup-confirm` and nodes/ holds it (the flow: sensor node with confirm on, its admitted output into a dedup-confirm node with `action: "confirm"`; a confirmation counts when that node calls done()).',
+      '',
+    ];
+  }
+  const rows = (['memory', 'redis'] as const).map((store) => {
+    const off = store === 'memory' ? 'sr-memory' : 'sr-redis';
+    const on = store === 'memory' ? 'sr-memory-confirm' : 'sr-redis-confirm';
+    const ratio = ratiosByRound(data.trials.get(on), data.trials.get(off));
+    return [store, thousands(median(rates(data.trials.get(off)))), thousands(median(rates(data.trials.get(on)))), times(median(ratio)), micros(cpuPerUnit(data.trials.get(on), 'redis'))];
+  });
+  return [
+    '## Confirm mode (issue 10)',
+    '',
+    'Sensor readings per second with confirm off (the node alone) and on (each admitted burst then confirmed by a dedup-confirm node; timed until every confirmation is done), same data, same rounds:',
+    '',
+    markdownTable(['store', 'confirm off, readings/s', 'confirm on + dedup-confirm, readings/s', 'on / off', 'Redis CPU µs/reading (on)'], rows),
+    '',
+  ];
+}
+
+function tuneSection(data: RunData): string[] {
+  const t = data.tune;
+  const head = ['## dedup-tune grid (bench/tune.ts)', ''];
+  if (t.status === 'absent') return [...head, 'Not run: bench/tune.ts does not exist. When it does, the bench runs it as a child (with TUNE_BENCH_PINGS=200000 and TUNE_BENCH_ROUNDS=1 in the quick run) and shows what it prints.', ''];
+  if (t.status === 'skipped') return [...head, 'Not run (left out with BENCH_ONLY).', ''];
+  if (t.status === 'failed') return [...head, `FAILED after ${t.seconds.toFixed(0)} s: ${t.text}`, ''];
+  return [...head, `Run as a child process${data.plan.quick ? ' with TUNE_BENCH_PINGS=200000 and TUNE_BENCH_ROUNDS=1 (the quick run)' : ''}; took ${t.seconds.toFixed(0)} s. What it printed:`, '', t.table ? t.text : `\`\`\`\n${t.text}\n\`\`\``, ''];
+}
+
+function tallyKey(tally: Record<string, number>): string {
+  return JSON.stringify(Object.entries(tally).sort(([a], [b]) => a.localeCompare(b)));
+}
+
+function checks(data: RunData): string[] {
+  const out: string[] = [];
+  const failed = [...data.trials].flatMap(([line, ts]) => ts.filter((t) => t.error).map((t) => `${line} (round ${t.round}): ${t.error?.split('\n')[0] ?? ''}`));
+  out.push(failed.length === 0 && data.failures.length === 0 ? '- every trial and part completed' : `- FAILED: ${[...failed, ...data.failures].join('; ')}`);
+
+  const tallies = (line: LineId): Record<string, number>[] => okResults(data.trials.get(line)).map((t) => t.tally);
+  const sw = [...tallies('sw-memory'), ...tallies('sw-redis')];
+  const distinct = new Set(sw.map(tallyKey));
+  const first = sw[0] ?? {};
+  const admitted = (t: Record<string, number>): number => Object.entries(t).filter(([k]) => k.startsWith('admitted:')).reduce((s, [, n]) => s + n, 0);
+  const unavailable = sw.some((t) => Object.keys(t).some((k) => k.endsWith(':store-unavailable')));
+  if (sw.length > 0) {
+    out.push(
+      distinct.size === 1 && !unavailable
+        ? `- sliding window: memory and Redis made the same ${thousands(data.plan.units)} decisions in every trial (${Object.entries(first).map(([k, n]) => `${k} ${n}`).join(', ')})`
+        : `- sliding window: DECISIONS DIFFER between trials or stores (${[...distinct].join(' / ')})`,
+    );
+  }
+  const naive = tallies('naive');
+  if (naive.length > 0 && sw.length > 0) {
+    const extra = median(naive.map(admitted)) - admitted(first);
+    out.push(`- GET then SET admitted ${thousands(median(naive.map(admitted)))} pings where the atomic script admits ${thousands(admitted(first))}: ${thousands(extra)} duplicates let through, because every GET of a burst ran before any SET (the race the seed warns about)`);
+  }
+  for (const line of ['sr-memory', 'sr-redis', 'sr-memory-confirm', 'sr-redis-confirm', 'sr-nested'] as const) {
+    const results = okResults(data.trials.get(line));
+    const bad = results.filter((r) => r.tally.unique !== r.expectedUnique || r.tally.rejected !== 0 || (r.tally['confirm-error'] ?? 0) > 0 || Object.keys(r.tally).some((k) => k === 'audit:store-unavailable'));
+    const sample = results[0];
+    if (sample) {
+      out.push(
+        bad.length === 0
+          ? `- ${LABELS[line]}: admitted exactly the ${thousands(sample.expectedUnique ?? Number.NaN)} unique readings and suppressed the ${thousands(sample.tally.duplicates ?? Number.NaN)} replays, every trial${line.endsWith('confirm') ? ', every confirmation done without error' : ''}`
+          : `- ${LABELS[line]}: WRONG COUNTS in ${bad.length} trials (${bad.map((b) => tallyKey(b.tally)).join(' / ')})`,
+      );
+    }
+  }
+  const fleetWrong = data.fleet.filter((f) => Object.keys(f.tally).some((k) => k.endsWith(':store-unavailable')));
+  if (data.fleet.length > 0) out.push(fleetWrong.length === 0 ? '- fleet lines: no decision fell back to "store unavailable"' : `- fleet lines: STORE UNAVAILABLE in ${fleetWrong.map((f) => `${f.store} ${f.assets}`).join(', ')}`);
+  const horizontalWrong = data.horizontal.filter((h) => Object.keys(h.tally).some((k) => k.endsWith(':store-unavailable')));
+  if (data.horizontal.length > 0) out.push(horizontalWrong.length === 0 ? '- horizontal lines: no decision fell back to "store unavailable"' : `- horizontal lines: STORE UNAVAILABLE with ${horizontalWrong.map((h) => `${h.target} x${h.processes}`).join(', ')}`);
+  const lag = data.paced.flatMap((p) => p.phases.filter((ph) => ph.generatorLag.max > 20).map((ph) => `${p.line}${p.target === 'cluster' ? ' (Cluster)' : ''} at ${thousands(ph.rate)}/s (${millis(ph.generatorLag.max)} ms)`));
+  if (data.paced.length > 0) out.push(lag.length === 0 ? '- latency lines: the generator never ran more than 20 ms behind schedule' : `- latency lines: the generator ran more than 20 ms behind schedule in ${lag.join(', ')}: the event loop was held (GC, or the machine busy); those maxima understate what a message from outside would see`);
+  const rss = [...data.trials.values()].flat().flatMap((t) => (t.result ? [t.result.maxRssMB] : []));
+  if (rss.length > 0) out.push(`- peak RSS of a throughput trial process: ${thousands(max(rss))} MB (${thousands(data.plan.units)} messages are queued at once)`);
+  return out;
+}
+
+export function renderReport(data: RunData): string {
+  const figures = sizingFigures(data);
+  return [
+    '# Benchmark results',
+    '',
+    `Generated by \`npm run bench${data.plan.quick ? ' -- --quick' : ''}\` on ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC (commit ${data.commit}, with the working tree as it was)${data.plan.quick ? ': the QUICK run, shorter and smaller than the full one; for checking, not for quoting' : ''}.`,
+    '',
+    `- machine: ${machine()}; load average ${data.loadBefore} at the start, ${data.loadAfter} at the end`,
+    `- ${versions(data.redisVersion)}`,
+    `- took ${data.seconds.toFixed(0)} s`,
+    '',
+    ...latencySection(data),
+    ...fleetSection(data),
+    ...horizontalSection(data),
+    ...throughputSection(data),
+    ...confirmSection(data),
+    ...memorySection(data),
+    ...savingSection(data),
+    ...tuneSection(data),
+    '## Sizing a deployment',
+    '',
+    `From the figures above (the Cluster's busy cost as measured at ${thousands(figures.clusterBusyRate)} msg/s: a Cluster call carries about one ping at any rate); the reasoning and the assumptions are in docs/performance.md.`,
+    '',
+    sizingTable(figures),
+    '',
+    '## Checks',
+    '',
+    ...checks(data),
+    '',
+  ].join('\n');
+}
+
