@@ -35,58 +35,32 @@ const SECONDS = [10, 30, 60, 120, 300];
 const METRES = [5, 10, 25, 50, 100];
 const TARGET_S = 10;
 
-/* The compiled pack, typed by hand for the few calls made here. */
-interface Ping {
-  assetId: string;
-  t: number;
-  lat: number;
-  lon: number;
-  heading?: number;
-  accuracy?: number;
-  events?: number;
-  retry?: boolean;
-}
-interface Columns {
-  size: number;
-  names: string[];
-  asset: Int32Array;
-  t: Float64Array;
-  lat: Float64Array;
-  lon: Float64Array;
-}
-interface Cell {
-  minSeconds: number;
-  minMetres: number;
-  admitted: number;
-}
-interface Rule {
-  ttlSeconds: number;
-  maxAssets: number;
-  maxAheadSeconds?: number;
-}
-interface Pack {
-  decideWindow(baseline: unknown, ping: Ping, rule: { minSeconds: number; minMetres: number }, nowMs: number): { admit: boolean };
-  baselineOf(ping: Ping): unknown;
-  PingColumnsBuilder: new () => { add(ping: Ping, arrival: number): void; build(): Columns };
-  blankPing(): Ping;
-  pingAt(columns: Columns, i: number, into: Ping): Ping;
-  runGrid(columns: Columns, spec: { seconds: number[]; metres: number[] }, rule: Rule): Cell[];
-  runGridThreaded(columns: Columns, spec: { seconds: number[]; metres: number[] }, rule: Rule, threads: number): Promise<Cell[]>;
-  cores(): number;
-  ruleOf(settings: Record<string, unknown>): Rule;
-}
+/*
+ * The compiled pack's modules, typed from their sources: a type-only import is
+ * erased, so what runs is still nodes/*.js, as dedup-tune runs it.
+ */
+type Columns = import('../src/tune/ping-columns').PingColumns;
+type Cell = import('../src/tune/grid').GridCell;
+type Baseline = import('../src/core/sliding-window').WindowBaseline;
+/** What the bare loop counts of a cell. */
+type Admitted = Pick<Cell, 'minSeconds' | 'minMetres' | 'admitted'>;
+type Pack = typeof import('../src/core/sliding-window') &
+  typeof import('../src/tune/ping-columns') &
+  typeof import('../src/tune/grid') &
+  typeof import('../src/tune/threads') &
+  typeof import('../src/tune/grid-spec');
 
 function loadPack(): Pack {
   const file = (path: string): string => join(NODES, path);
   if (!existsSync(file('tune/threads.js'))) throw new Error('nodes/tune is missing: run npm run build first');
   /* eslint-disable @typescript-eslint/no-require-imports -- the compiled pack, as dedup-tune runs it */
   return {
-    ...(require(file('core/sliding-window.js')) as Pick<Pack, 'decideWindow' | 'baselineOf'>),
-    ...(require(file('tune/ping-columns.js')) as Pick<Pack, 'PingColumnsBuilder' | 'blankPing' | 'pingAt'>),
-    ...(require(file('tune/grid.js')) as Pick<Pack, 'runGrid'>),
-    ...(require(file('tune/threads.js')) as Pick<Pack, 'runGridThreaded' | 'cores'>),
-    ...(require(file('tune/grid-spec.js')) as Pick<Pack, 'ruleOf'>),
-  };
+    ...require(file('core/sliding-window.js')),
+    ...require(file('tune/ping-columns.js')),
+    ...require(file('tune/grid.js')),
+    ...require(file('tune/threads.js')),
+    ...require(file('tune/grid-spec.js')),
+  } as Pack;
   /* eslint-enable @typescript-eslint/no-require-imports */
 }
 
@@ -117,13 +91,13 @@ async function writeCsv(path: string): Promise<void> {
 }
 
 /** The baseline: the rule itself in a bare loop, no store, once per cell. */
-function bareLoop(pack: Pack, columns: Columns): Cell[] {
-  const cells: Cell[] = [];
+function bareLoop(pack: Pack, columns: Columns): Admitted[] {
+  const cells: Admitted[] = [];
   const ping = pack.blankPing();
   for (const minSeconds of SECONDS) {
     for (const minMetres of METRES) {
       const rule = { minSeconds, minMetres, maxAheadSeconds: 300 };
-      const baselines = new Map<string, unknown>();
+      const baselines = new Map<string, Baseline>();
       let admitted = 0;
       let now = -Infinity;
       for (let i = 0; i < columns.size; i++) {
@@ -186,7 +160,7 @@ export async function runTuneBench(log: (line: string) => void = () => undefined
       if (command.status !== 0) throw new Error(`dedup-tune failed: ${command.stderr}`);
       const printed = command.stdout.trim().split('\n').slice(1).map((line) => Number(line.split(',')[3]));
       for (let c = 0; c < expected.length; c++) {
-        const want = (expected[c] as Cell).admitted;
+        const want = (expected[c] as Admitted).admitted;
         if ((one[c] as Cell).admitted !== want || (all[c] as Cell).admitted !== want || printed[c] !== want) answersAgree = false;
       }
       log(`round ${round}/${ROUNDS}: baseline ${timings.baseline.at(-1)?.toFixed(2)} s, grid ${timings.one.at(-1)?.toFixed(2)} s, grid on ${threads} threads ${timings.all.at(-1)?.toFixed(2)} s, dedup-tune ${timings.command.at(-1)?.toFixed(2)} s`);

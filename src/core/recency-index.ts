@@ -60,6 +60,15 @@ export class RecencyIndex {
     return this.keys[slot] as string;
   }
 
+  /** Every key, oldest write first. */
+  keysInOrder(): string[] {
+    // Sized once: grown by push, a list of 100,000 keys was a GC pause of its own.
+    const keys = new Array<string>(this.size);
+    let at = 0;
+    for (let slot = this.oldestSlot; slot !== NONE; slot = this.newer[slot] as number) keys[at++] = this.keys[slot] as string;
+    return keys;
+  }
+
   /** Lowers or raises the cap on slots; the owner evicts down to it. */
   setMaxEntries(maxEntries: number): void {
     this.maxEntries = maxEntries;

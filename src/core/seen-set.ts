@@ -150,11 +150,7 @@ export class BoundedSeenSet {
 
   /** Every key, oldest write first. */
   keys(): string[] {
-    // Sized once: grown by push, a list of 100,000 keys was a GC pause of its own.
-    const keys = new Array<string>(this.index.size);
-    let at = 0;
-    for (let slot = this.index.oldest; slot !== -1; slot = this.index.next(slot)) keys[at++] = this.index.keyAt(slot);
-    return keys;
+    return this.index.keysInOrder();
   }
 
   /** Forgets every key, unannounced (a journal being replayed). */

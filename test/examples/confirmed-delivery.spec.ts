@@ -8,8 +8,8 @@
  * failed never arrive.
  */
 import assert from 'node:assert/strict';
-import { startServer, stopServer, until, type FlowNode, type Msg } from '../support/node-red-helper';
-import { runExample, type RunningExample } from './example-runtime';
+import { until, type FlowNode, type Msg } from '../support/node-red-helper';
+import { examplesInThisBlock, type RunningExample } from './example-runtime';
 
 const TICKS = 12;
 const READINGS = 24;
@@ -42,16 +42,10 @@ function lastReport(ex: RunningExample): ReceiverReport {
 
 describe('example: confirmed delivery', function () {
   this.timeout(30_000);
-  before(startServer);
-  after(stopServer);
-  let ex: RunningExample | undefined;
-  afterEach(async function () {
-    await ex?.stop();
-    ex = undefined;
-  });
+  const run = examplesInThisBlock();
 
   it('ends with every reading exactly once at the receiver, although every third request failed', async function () {
-    ex = await runExample('confirmed-delivery', { manualInjects: true });
+    const ex = await run('confirmed-delivery', { manualInjects: true });
     for (let i = 0; i < TICKS; i++) await tick(ex, true);
     // The sensors are done: one more press changes nothing.
     await tick(ex, true);
@@ -84,7 +78,7 @@ describe('example: confirmed delivery', function () {
   });
 
   it('control: without the wires into release (as the comment suggests), the readings whose request failed never arrive', async function () {
-    ex = await runExample('confirmed-delivery', {
+    const ex = await run('confirmed-delivery', {
       manualInjects: true,
       edit: (flow: FlowNode[]) => {
         (flow.find((n) => n.name === '2xx?') as FlowNode).wires = [[(flow.find((n) => n.name === 'confirm') as FlowNode).id], []];
@@ -101,9 +95,8 @@ describe('example: confirmed delivery', function () {
   });
 
   it('deploys as it is: the timers drive it and the first requests reach the receiver', async function () {
-    ex = await runExample('confirmed-delivery');
-    const running = ex;
-    await until(() => running.arrivals(running.idOf('receiver', 'debug')).length >= 3, 'the first tick at the receiver', 5000);
-    assert.deepEqual(running.logged(), []);
+    const ex = await run('confirmed-delivery');
+    await until(() => ex.arrivals(ex.idOf('receiver', 'debug')).length >= 3, 'the first tick at the receiver', 5000);
+    assert.deepEqual(ex.logged(), []);
   });
 });

@@ -18,7 +18,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'net';
 import { join } from 'path';
 import { loadFlow } from '../confirm/confirm-harness';
-import { helper, node, packNodes, type FlowNode, type Msg } from '../support/node-red-helper';
+import { helper, node, packNodes, startServer, stopServer, type FlowNode, type Msg } from '../support/node-red-helper';
 
 const ROOT = join(__dirname, '..', '..');
 const CORE = join(ROOT, 'node_modules', '@node-red', 'nodes', 'core');
@@ -77,6 +77,22 @@ export interface RunningExample {
 }
 
 let hookCounter = 0;
+
+/**
+ * For a describe block: the runtime started before its tests and stopped
+ * after, and each test's example stopped when the test ends, passed or not.
+ * Returns runExample for the tests to call.
+ */
+export function examplesInThisBlock(): typeof runExample {
+  let running: RunningExample | undefined;
+  before(startServer);
+  after(stopServer);
+  afterEach(async function () {
+    await running?.stop();
+    running = undefined;
+  });
+  return async (name, options) => (running = await runExample(name, options));
+}
 
 /**
  * Loads an example. `manualInjects`: the inject nodes fire only when the

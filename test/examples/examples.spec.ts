@@ -12,8 +12,8 @@ import assert from 'node:assert/strict';
 import { CONFIG_VERSION } from '../../src/node-red/migrations';
 import { CONFIRM_DEFAULTS, SENSOR_DEFAULTS, SLIDING_WINDOW_DEFAULTS } from '../../src/node-red/editor-settings';
 import { examples } from '../e2e/support/pack';
-import { startServer, stopServer, until, type Msg } from '../support/node-red-helper';
-import { ALLOWED_TYPES, EXAMPLES, exampleFlow, runExample, type RunningExample } from './example-runtime';
+import { until, type Msg } from '../support/node-red-helper';
+import { ALLOWED_TYPES, EXAMPLES, exampleFlow, examplesInThisBlock } from './example-runtime';
 
 const DEFAULTS: Record<string, object> = {
   'sliding-window-dedup': SLIDING_WINDOW_DEFAULTS,
@@ -60,40 +60,27 @@ describe('example flows', function () {
       });
 
       describe('deployed as it is', function () {
-        before(startServer);
-        after(stopServer);
-        let ex: RunningExample | undefined;
-        afterEach(async function () {
-          await ex?.stop();
-          ex = undefined;
-        });
+        const run = examplesInThisBlock();
 
         it('shows results in the debug sidebar within seconds, and logs no error', async function () {
-          ex = await runExample(name);
-          const running = ex;
+          const ex = await run(name);
           const debugs = flow.filter((n) => n.type === 'debug').map((n) => n.id);
-          await until(() => debugs.some((id) => running.arrivals(id).length > 0), 'a message at a debug node', 5000);
+          await until(() => debugs.some((id) => ex.arrivals(id).length > 0), 'a message at a debug node', 5000);
           const dedups = flow.filter((n) => n.type === 'sliding-window-dedup' || n.type === 'sensor-reconnect-dedup').map((n) => n.id);
-          await until(() => dedups.every((id) => /received|admitted/.test(String(running.statuses(id).at(-1)?.text))), 'the counts in the dedup nodes\' status', 3000);
+          await until(() => dedups.every((id) => /received|admitted/.test(String(ex.statuses(id).at(-1)?.text))), 'the counts in the dedup nodes\' status', 3000);
           const catches = flow.filter((n) => n.type === 'catch').flatMap((n) => (n.wires as string[][]).flat());
           for (const id of catches) {
-            const errors = running.arrivals(id).filter((m) => m.error !== undefined);
+            const errors = ex.arrivals(id).filter((m) => m.error !== undefined);
             assert.deepEqual(errors.map((m) => m.error?.message), [], `nothing at the Catch node of ${name} unless a button is pressed`);
           }
-          assert.deepEqual(running.logged(), []);
+          assert.deepEqual(ex.logged(), []);
         });
       });
     });
   }
 
   describe('sensor-reconnect-fleet does what its comment says', function () {
-    before(startServer);
-    after(stopServer);
-    let ex: RunningExample | undefined;
-    afterEach(async function () {
-      await ex?.stop();
-      ex = undefined;
-    });
+    const run = examplesInThisBlock();
 
     const countsOf = (msg: Msg | undefined): string => {
       const p = msg?.payload as Record<string, number>;
@@ -101,7 +88,7 @@ describe('example flows', function () {
     };
 
     it('a normal tick 4 / 4 / 0 / 0, the reconnect tick 10 / 8 / 2 / 0, its replay 7 / 0 / 7 / 0, a bad reading 2 / 1 / 0 / 1', async function () {
-      ex = await runExample('sensor-reconnect-fleet', { manualInjects: true });
+      const ex = await run('sensor-reconnect-fleet', { manualInjects: true });
       const audits = ex.arrivals(ex.idOf('audit'));
       const press = async (inject: string): Promise<Msg> => {
         const before = audits.length;
@@ -121,16 +108,10 @@ describe('example flows', function () {
   });
 
   describe('sliding-window-fleet does what its comment says', function () {
-    before(startServer);
-    after(stopServer);
-    let ex: RunningExample | undefined;
-    afterEach(async function () {
-      await ex?.stop();
-      ex = undefined;
-    });
+    const run = examplesInThisBlock();
 
     it('veh-driving passes every second ping, veh-flaky\'s copies and the 30 s old pings are suppressed', async function () {
-      ex = await runExample('sliding-window-fleet', { manualInjects: true });
+      const ex = await run('sliding-window-fleet', { manualInjects: true });
       const admitted = ex.arrivals(ex.idOf('admitted'));
       const suppressed = ex.arrivals(ex.idOf('suppressed'));
       const TICKS = 14;

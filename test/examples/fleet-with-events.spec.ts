@@ -6,8 +6,8 @@
  * trk-2027, a year ahead, always `ahead`.
  */
 import assert from 'node:assert/strict';
-import { startServer, stopServer, until, type Msg } from '../support/node-red-helper';
-import { runExample, type RunningExample } from './example-runtime';
+import { until, type Msg } from '../support/node-red-helper';
+import { examplesInThisBlock, type RunningExample } from './example-runtime';
 
 const VEHICLES = ['van-07', 'bus-12', 'car-parked', 'trk-2027'];
 const TICKS = 40;
@@ -52,16 +52,10 @@ const ticksOf = (decisions: Decision[] | undefined, reason: string): number[] =>
 
 describe('example: fleet with events', function () {
   this.timeout(30_000);
-  before(startServer);
-  after(stopServer);
-  let ex: RunningExample | undefined;
-  afterEach(async function () {
-    await ex?.stop();
-    ex = undefined;
-  });
+  const run = examplesInThisBlock();
 
   it('shows each fleet rule as a reason: event, turned and moved, window within the accuracy, ahead', async function () {
-    ex = await runExample('fleet-with-events', { manualInjects: true });
+    const ex = await run('fleet-with-events', { manualInjects: true });
     const decisions = await drive(ex, TICKS);
 
     // van-07: admitted only when its ignition changes (every 6 ticks), standing still.
@@ -102,7 +96,7 @@ describe('example: fleet with events', function () {
   });
 
   it('control: with the fleet rules off, the ignition change, the turn and the jitter come out differently', async function () {
-    ex = await runExample('fleet-with-events', {
+    const ex = await run('fleet-with-events', {
       manualInjects: true,
       edit: (flow) => {
         Object.assign(flow.find((n) => n.type === 'sliding-window-dedup') ?? {}, { eventFields: '', minHeadingDegrees: '', accuracyProperty: '', maxAheadSeconds: '' });

@@ -8,8 +8,8 @@
  * read, and the two copies differing only in their radio metadata).
  */
 import assert from 'node:assert/strict';
-import { startServer, stopServer, until, type Msg } from '../support/node-red-helper';
-import { exampleFlow, runExample, type RunningExample } from './example-runtime';
+import { until, type Msg } from '../support/node-red-helper';
+import { exampleFlow, examplesInThisBlock, type RunningExample } from './example-runtime';
 
 type Json = Record<string, unknown>;
 
@@ -48,13 +48,7 @@ async function play(ex: RunningExample, inject: string, network: 'TTS' | 'ChirpS
 
 describe('example: LoRaWAN uplinks', function () {
   this.timeout(30_000);
-  before(startServer);
-  after(stopServer);
-  let ex: RunningExample | undefined;
-  afterEach(async function () {
-    await ex?.stop();
-    ex = undefined;
-  });
+  const run = examplesInThisBlock();
 
   it('holds The Things Stack v3 uplinks and ChirpStack v4 up events in their documented shape', function () {
     for (const { topic, payload } of recording('The Things Stack v3 uplinks (recorded)')) {
@@ -88,7 +82,7 @@ describe('example: LoRaWAN uplinks', function () {
   });
 
   it('suppresses the second gateway\'s copy and the redelivery, and admits the frame counter restarted by a rejoin', async function () {
-    ex = await runExample('lorawan-uplinks', { manualInjects: true });
+    const ex = await run('lorawan-uplinks', { manualInjects: true });
 
     const tts = await play(ex, 'The Things Stack v3 uplinks (recorded)', 'TTS', 8);
     const admittedTts = tts.admitted.map((m) => `${String(at(m.payload, 'end_device_ids.device_id'))}/${String(at(m.payload, 'uplink_message.f_cnt'))}`);
@@ -123,7 +117,7 @@ describe('example: LoRaWAN uplinks', function () {
   });
 
   it('control: keyed by device and frame counter alone (no content), the rejoin would be lost', async function () {
-    ex = await runExample('lorawan-uplinks', {
+    const ex = await run('lorawan-uplinks', {
       manualInjects: true,
       edit: (flow) => {
         // Key mode `property` on `<devEui>:<fCnt>`: what a naive dedup does.
