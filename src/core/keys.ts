@@ -1,14 +1,21 @@
 import type { KeyResult } from './burst';
 import { readId, showValue } from './fields';
-import { idempotencyKey } from './idempotency-key';
+import { ContentLayout, keyText } from './idempotency-key';
 import { readReading, type ReadingFields } from './reading';
 
-/** Key mode `reading`: the idempotency key v1 of a reading (device + seq + content hash), grouped by device. */
-export function readingKey(raw: unknown, fields: ReadingFields): KeyResult {
-  const read = readReading(raw, fields);
-  if (!read.ok) return { ok: false, path: read.path, value: read.value, problem: read.problem };
-  const { deviceId, seq, epochMicros, measures } = read.reading;
-  return { ok: true, key: idempotencyKey({ deviceId, seq, timeField: fields.tsName, epochMicros, measures }), group: deviceId };
+/**
+ * Key mode `reading`: the idempotency key v1 of a reading (device + seq +
+ * content hash), grouped by device. The hashed JSON's layout is worked out
+ * here, once for the node's fields, not once per reading.
+ */
+export function readingKeyer(fields: ReadingFields): (raw: unknown) => KeyResult {
+  const layout = new ContentLayout(fields.tsName, fields.measures.map((m) => m.name));
+  return (raw) => {
+    const read = readReading(raw, fields);
+    if (!read.ok) return { ok: false, path: read.path, value: read.value, problem: read.problem };
+    const { deviceId, seq, epochMicros, measures } = read.reading;
+    return { ok: true, key: keyText(deviceId, seq, layout.hash(epochMicros, measures)), group: deviceId };
+  };
 }
 
 /** Key mode `property`: the key is a value the flow chose (a message property or an expression), its own group. */

@@ -1,7 +1,9 @@
 /**
- * JSON written byte for byte as Python's
- * `json.dumps(value, sort_keys=True, separators=(",", ":"))` writes it, so a
- * hash taken here equals the one a Python worker takes of the same reading.
+ * The parts of JSON as Python's
+ * `json.dumps(value, sort_keys=True, separators=(",", ":"))` writes it (a
+ * number, a string, the order of keys), from which the idempotency key's
+ * ContentLayout writes a reading, so that a hash taken here equals the one a
+ * Python worker takes of the same reading.
  *
  * Where the two languages differ:
  * - numbers: the reference model declares measurements as `float`, and
@@ -10,32 +12,6 @@
  * - strings: `ensure_ascii` escapes every non-ASCII code unit as `\uXXXX`;
  * - key order: Python sorts by code point, JavaScript's default by UTF-16 unit.
  */
-
-export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
-
-export function pythonJsonDumps(value: JsonValue): string {
-  if (value === null) return 'null';
-  switch (typeof value) {
-    case 'boolean':
-      return value ? 'true' : 'false';
-    case 'number':
-      return pythonFloatRepr(value);
-    case 'string':
-      return pythonJsonString(value);
-    default:
-      break;
-  }
-  if (Array.isArray(value)) return `[${value.map(pythonJsonDumps).join(',')}]`;
-  const keys = Object.keys(value).sort(compareCodePoints);
-  // A plain loop: this runs once per reading, and map/join cost a closure
-  // call and an array per object.
-  let out = '{';
-  for (let i = 0; i < keys.length; i++) {
-    const key = keys[i] as string;
-    out += `${i === 0 ? '' : ','}${pythonJsonString(key)}:${pythonJsonDumps(value[key] as JsonValue)}`;
-  }
-  return `${out}}`;
-}
 
 /** `repr(float(n))` in Python 3: shortest round-trip digits, Python's layout. */
 export function pythonFloatRepr(n: number): string {
@@ -94,7 +70,8 @@ export function pythonJsonString(s: string): string {
   return `${out}"`;
 }
 
-function compareCodePoints(a: string, b: string): number {
+/** Python's order of str keys: by code point (JavaScript's default sort is by UTF-16 unit). */
+export function compareCodePoints(a: string, b: string): number {
   // UTF-16 unit order is code point order until a surrogate is involved, and
   // comparing units needs no iterator objects: taken for everything else.
   const shorter = Math.min(a.length, b.length);

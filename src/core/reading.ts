@@ -5,7 +5,7 @@
  * readings arrive flat from a decoder or nested in a LoRaWAN network
  * server's uplink (`uplink_message.decoded_payload.fill_pct`).
  */
-import { readId, readNumber, readSequence, showValue, type FieldResult } from './fields';
+import { readId, readNumber, readSequence, showValue } from './fields';
 import { parseInstant } from './instant';
 import { readPath, type PropertyPath } from './property-path';
 
@@ -50,23 +50,32 @@ export function readReading(raw: unknown, fields: ReadingFields): ReadingResult 
   if (!isRecord(raw)) {
     return { ok: false, path: null, value: showValue(raw), problem: `must be an object, not ${kindOf(raw)}` };
   }
-  const device = present(raw, fields.device, readId);
-  if (!device.ok) return device;
-  const seq = present(raw, fields.seq, readSequence);
-  if (!seq.ok) return seq;
-  const time = present(raw, fields.ts, (value): FieldResult<number> => {
-    const parsed = parseInstant(value);
-    return parsed.ok ? { ok: true, value: parsed.epochMicros } : parsed;
-  });
-  if (!time.ok) return time;
+  // Each field read in line, with no closure or result object made for a
+  // field that is fine: this runs for every reading of every burst.
+  const deviceValue = readPath(raw, fields.device);
+  if (deviceValue === undefined) return missing(fields.device);
+  const device = readId(deviceValue);
+  if (!device.ok) return wrong(fields.device, deviceValue, device.problem);
+  const seqValue = readPath(raw, fields.seq);
+  if (seqValue === undefined) return missing(fields.seq);
+  const seq = readSequence(seqValue);
+  if (!seq.ok) return wrong(fields.seq, seqValue, seq.problem);
+  const timeValue = readPath(raw, fields.ts);
+  if (timeValue === undefined) return missing(fields.ts);
+  const time = parseInstant(timeValue);
+  if (!time.ok) return wrong(fields.ts, timeValue, time.problem);
   // No prototype: a measured field may be called anything, `__proto__` included.
   const measures: Record<string, number> = Object.create(null) as Record<string, number>;
   for (const measure of fields.measures) {
-    const value = present(raw, measure.path, (v) => readBounded(v, measure.min, measure.max));
-    if (!value.ok) return value;
-    measures[measure.name] = value.value;
+    const value = readPath(raw, measure.path);
+    if (value === undefined) return missing(measure.path);
+    const n = readNumber(value);
+    if (!n.ok) return wrong(measure.path, value, n.problem);
+    const outOfRange = rangeProblem(n.value, measure.min, measure.max);
+    if (outOfRange !== undefined) return wrong(measure.path, value, outOfRange);
+    measures[measure.name] = n.value;
   }
-  return { ok: true, reading: { deviceId: device.value, seq: seq.value, epochMicros: time.value, measures } };
+  return { ok: true, reading: { deviceId: device.value, seq: seq.value, epochMicros: time.epochMicros, measures } };
 }
 
 /** True for what can hold a reading's fields: a plain object, not a Buffer, Date or array. */
@@ -89,25 +98,23 @@ function kindOf(value: unknown): string {
   return `a ${typeof value}`;
 }
 
-type Present<T> = { ok: true; value: T } | ReadingRejection;
-
 /**
  * A missing field gets its own wording: the shared readers would describe
  * it by type ("not a undefined"), which reads like a bug, not a hint.
  */
-function present<T>(raw: Record<string, unknown>, path: PropertyPath, read: (value: unknown) => FieldResult<T>): Present<T> {
-  const value = readPath(raw, path);
-  if (value === undefined) return { ok: false, path, value: 'undefined', problem: 'is missing' };
-  const result = read(value);
-  return result.ok ? result : { ok: false, path, value: showValue(value), problem: result.problem };
+function missing(path: PropertyPath): ReadingRejection {
+  return { ok: false, path, value: 'undefined', problem: 'is missing' };
 }
 
-function readBounded(value: unknown, min: number | undefined, max: number | undefined): FieldResult<number> {
-  const n = readNumber(value);
-  if (!n.ok) return n;
-  const tooLow = min !== undefined && n.value < min;
-  const tooHigh = max !== undefined && n.value > max;
-  if (!tooLow && !tooHigh) return n;
-  if (min !== undefined && max !== undefined) return { ok: false, problem: `must be between ${min} and ${max}` };
-  return { ok: false, problem: tooLow ? `must be at least ${String(min)}` : `must be at most ${String(max)}` };
+function wrong(path: PropertyPath, value: unknown, problem: string): ReadingRejection {
+  return { ok: false, path, value: showValue(value), problem };
+}
+
+/** Why a number is outside the field's valid range, or undefined when it is inside. */
+function rangeProblem(n: number, min: number | undefined, max: number | undefined): string | undefined {
+  const tooLow = min !== undefined && n < min;
+  const tooHigh = max !== undefined && n > max;
+  if (!tooLow && !tooHigh) return undefined;
+  if (min !== undefined && max !== undefined) return `must be between ${min} and ${max}`;
+  return tooLow ? `must be at least ${String(min)}` : `must be at most ${String(max)}`;
 }

@@ -1,7 +1,7 @@
 import { countsOf, prepareReadings, settleReadings, undecidedCounts, type Counts, type KeyResult, type Prepared, type Rejected, type Settled } from '../core/burst';
 import { showValue } from '../core/fields';
 import { deviceOfKey } from '../core/idempotency-key';
-import { propertyKey, readingKey } from '../core/keys';
+import { propertyKey, readingKeyer } from '../core/keys';
 import { locate } from '../core/property-path';
 import { isRecord } from '../core/reading';
 import { seenCodec } from '../persist/codecs';
@@ -42,6 +42,8 @@ export class SensorController {
   readonly totals = { received: 0, unique: 0, suppressed: 0, rejected: 0, leaseExpired: 0 };
   readonly life: NodeLifecycle;
   private config!: SensorConfig;
+  /** Key mode `reading`: the node's fields, ready to key a reading. */
+  private keyReading: ((raw: unknown) => KeyResult) | undefined;
   private bound!: BoundStore<SeenStore>;
   private failure!: StoreFailurePolicy;
   private insight!: NodeInsight;
@@ -97,6 +99,7 @@ export class SensorController {
             })
           : bindRedisStore(this.RED, node, config.redis, life.board, life.t, (client, options) => new RedisSeenStore(client, config.seen, options));
       this.config = config;
+      this.keyReading = config.fields === undefined ? undefined : readingKeyer(config.fields);
       const byDevice = config.seen.keyMode === 'reading';
       holder = {
         store: this.bound.store,
@@ -143,9 +146,9 @@ export class SensorController {
         done(new Error(this.life.t('errors.badPayload', { value: showValue(payload) })));
         return;
       }
-      const fields = this.config.fields;
-      if (fields === undefined) throw new Error('key mode reading without its fields');
-      const prepared = prepareReadings(burst ? (payload as unknown[]) : [payload], burst, (raw) => readingKey(raw, fields));
+      const keyReading = this.keyReading;
+      if (keyReading === undefined) throw new Error('key mode reading without its fields');
+      const prepared = prepareReadings(burst ? (payload as unknown[]) : [payload], burst, keyReading);
       this.inOrder(() => this.decide(msg, prepared, send, done));
       return;
     }

@@ -55,7 +55,8 @@ export class KeyArrivals {
   }
 
   admitted(key: string, now: number): void {
-    if ((keyHash(key) & this.mask) !== 0) return;
+    const hash = keyHash(key);
+    if ((hash & this.mask) !== 0) return;
     let slot = this.index.slot(key);
     if (slot !== undefined) {
       // Admitted again: its earlier admission had expired.
@@ -66,7 +67,7 @@ export class KeyArrivals {
         if (this.level < MAX_LEVEL) this.raiseLevel();
         else this.index.remove(this.index.oldest);
       }
-      if ((keyHash(key) & this.mask) !== 0) return;
+      if ((hash & this.mask) !== 0) return;
       slot = this.index.insert(key);
     }
     this.admittedAt[slot] = now;

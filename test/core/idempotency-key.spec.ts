@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
-import { contentHash, deviceOfKey, idempotencyKey, type KeyedContent } from '../../src/core/idempotency-key';
-import { parseInstant } from '../../src/core/instant';
+import { ContentLayout, contentHash, deviceOfKey, idempotencyKey, type KeyedContent } from '../../src/core/idempotency-key';
+import { formatPythonIsoUtc, parseInstant } from '../../src/core/instant';
+import { pythonJsonDumps } from '../support/python-json-dumps';
 
 function at(value: unknown): number {
   const parsed = parseInstant(value);
@@ -70,6 +71,29 @@ describe('core/idempotency-key', () => {
     assert.equal(idempotencyKey(content), 'probe-1:3:6c5e4e8ec1912ffe');
     // Field order in the source does not matter.
     assert.equal(contentHash({ ...content, measures: { rh: 40, temp_c: 21.5 } }), '6c5e4e8ec1912ffe');
+  });
+
+  it('lays out the hashed JSON exactly as pythonJsonDumps writes the reading, for any names and values', () => {
+    // Names that sort differently by code point and by UTF-16 unit, need
+    // escaping, or collide with the timestamp's name (which then wins).
+    const NAMES = ['fill_pct', 'ts', 'Temp', '_a', 'a"b', 'tab\there', '\uff21', '\ud83d\ude00', 'é', '', '__proto__', 'observed_at'];
+    const VALUES = [0, -0, 71, 62.5, 1e-5, 1e16, -3.25e-7, 123456789.125, 0.1, Number.MAX_VALUE];
+    let seed = 20260716;
+    const next = (n: number): number => {
+      seed = (Math.imul(seed, 1_103_515_245) + 12_345) >>> 0;
+      return seed % n;
+    };
+    for (let round = 0; round < 2000; round++) {
+      const timeField = NAMES[next(NAMES.length)] as string;
+      const names = Array.from({ length: next(5) }, () => NAMES[next(NAMES.length)] as string);
+      const measures: Record<string, number> = Object.create(null) as Record<string, number>;
+      for (const name of names) measures[name] = VALUES[next(VALUES.length)] as number;
+      const epochMicros = (next(4_000_000) - 1_000_000) * 1_000_003;
+      const reference: Record<string, string | number> = Object.create(null) as Record<string, string | number>;
+      for (const name of Object.keys(measures)) reference[name] = measures[name] as number;
+      reference[timeField] = formatPythonIsoUtc(epochMicros);
+      assert.equal(new ContentLayout(timeField, names).text(epochMicros, measures), pythonJsonDumps(reference), `round ${round}`);
+    }
   });
 
   it('finds the device part of a key even when the id has colons', () => {

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { pythonFloatRepr, pythonJsonDumps, pythonJsonString } from '../../src/core/python-json';
+import { pythonFloatRepr, pythonJsonString } from '../../src/core/python-json';
+import { pythonJsonDumps } from '../support/python-json-dumps';
 
 /*
  * Every expected string below was printed once by CPython 3.11:
@@ -61,7 +62,7 @@ describe('core/python-json pythonFloatRepr', () => {
   });
 });
 
-describe('core/python-json pythonJsonDumps', () => {
+describe('core/python-json: the parts together, as json.dumps (the oracle in test/support)', () => {
   it('sorts keys, drops spaces, escapes non-ASCII (ensure_ascii)', () => {
     const value = { 'é': 1.0, z: 'ü\n"\\\u0001\u007f😀', A: [true, null], b: { y: 2.5, x: -0.0 } };
     assert.equal(
