@@ -43,7 +43,8 @@ export interface Plan {
    */
   pacedClusterRates: number[];
   pacedClusterSeconds: number;
-  fleet: { sizes: number[]; units: number; warmupUnits: number };
+  /** batches: how many times the timed pings are sent, for a median and a range (fleet.ts). */
+  fleet: { sizes: number[]; units: number; batches: number; warmupUnits: number };
   horizontal: { processes: number[]; units: number; warmups: number; warmupUnits: number; primaries: number };
   saving: { repeats: number; entries: number; admissionsPerSecond: number; saveEverySeconds: number; simulatedSeconds: number };
   tuneTimeoutMs: number;
@@ -95,7 +96,7 @@ export function planFrom(argv: readonly string[]): Plan {
     },
     pacedClusterRates: [2_000, 10_000],
     pacedClusterSeconds: quick ? 1 : numberFrom('BENCH_LATENCY_S', 30),
-    fleet: { sizes: quick ? [1_000, 100_000] : [1_000, 100_000, 1_000_000], units: quick ? 30_000 : 200_000, warmupUnits: quick ? 10_000 : 20_000 },
+    fleet: { sizes: quick ? [1_000, 100_000] : [1_000, 100_000, 1_000_000], units: quick ? 30_000 : 200_000, batches: 3, warmupUnits: quick ? 10_000 : 20_000 },
     horizontal: { processes: [1, 2], units: quick ? 30_000 : 200_000, warmups: 1, warmupUnits: quick ? 10_000 : 50_000, primaries: 3 },
     saving: { repeats: quick ? 1 : 3, entries: 100_000, admissionsPerSecond: 100, saveEverySeconds: 10, simulatedSeconds: quick ? 5_400 : 10_800 },
     tuneTimeoutMs: quick ? 60_000 : 300_000,

@@ -209,10 +209,10 @@ async function main(): Promise<void> {
       for (const store of ['memory', 'redis'] as const) {
         for (const assets of plan.fleet.sizes) {
           await part(`fleet ${store} ${assets}`, async () => {
-            const job: FleetJob = { store, redisPort: redis.port, assets, units: plan.fleet.units, warmupUnits: plan.fleet.warmupUnits, redisSettleMs: plan.redisSettleMs };
+            const job: FleetJob = { store, redisPort: redis.port, assets, units: plan.fleet.units, batches: plan.fleet.batches, warmupUnits: plan.fleet.warmupUnits, redisSettleMs: plan.redisSettleMs };
             const result = await runChild<FleetResult>('fleet.ts', job);
             data.fleet.push(result);
-            log(`  fleet ${store.padEnd(6)} ${thousands(assets).padStart(9)} assets ${thousands(result.perSecond).padStart(8)} msg/s ${result.bytesPerAsset.toFixed(0)} B/asset`);
+            log(`  fleet ${store.padEnd(6)} ${thousands(assets).padStart(9)} assets ${thousands(result.perSecond).padStart(8)} msg/s (${thousands(result.perSecondRange[0])} – ${thousands(result.perSecondRange[1])}) ${result.bytesPerAsset.toFixed(0)} B/asset`);
           });
         }
       }
