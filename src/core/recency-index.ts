@@ -29,8 +29,8 @@ export class RecencyIndex {
   private free: number[] = [];
 
   /**
-   * @param maxEntries slots are never grown past it (the owner frees one
-   *   before inserting at the cap)
+   * @param maxEntries the most keys held: insert() drops the oldest at it,
+   *   so the columns never grow past it
    * @param resize called with the new capacity whenever the columns must
    *   grow (or, after clear(), shrink to 0); copy what fits
    */
@@ -69,13 +69,19 @@ export class RecencyIndex {
     return keys;
   }
 
-  /** Lowers or raises the cap on slots; the owner evicts down to it. */
+  /** Lowers or raises the cap; a lower one drops the oldest keys down to it at once. */
   setMaxEntries(maxEntries: number): void {
     this.maxEntries = maxEntries;
+    while (this.slotOf.size > maxEntries) this.remove(this.oldestSlot);
   }
 
-  /** A slot for a new key, chained as the newest. The key must not be present. */
+  /**
+   * A slot for a new key, chained as the newest; at the cap the oldest key
+   * makes room first (which leaves the same keys as adding and then
+   * dropping, without growing the columns). The key must not be present.
+   */
   insert(key: string): number {
+    if (this.slotOf.size >= this.maxEntries) this.remove(this.oldestSlot);
     // Flattened before it is kept: V8 holds a key built by concatenation as
     // a rope of its parts (and a part cut from a longer string keeps all of
     // it), and reading a character flattens it in place. Measured on seen
@@ -86,6 +92,14 @@ export class RecencyIndex {
     this.keys[slot] = key;
     this.slotOf.set(key, slot);
     this.link(slot);
+    return slot;
+  }
+
+  /** The key's slot moved to the newest end, or a new one for it as insert() gives. */
+  upsert(key: string): number {
+    const slot = this.slotOf.get(key);
+    if (slot === undefined) return this.insert(key);
+    this.touch(slot);
     return slot;
   }
 
@@ -103,6 +117,27 @@ export class RecencyIndex {
     this.free.push(slot);
   }
 
+  /** Removes the key if it is there; true when it was. */
+  removeKey(key: string): boolean {
+    const slot = this.slotOf.get(key);
+    if (slot === undefined) return false;
+    this.remove(slot);
+    return true;
+  }
+
+  /**
+   * Removes the oldest keys while their time in `expiry` (a column indexed by
+   * slot) is at or before `now`: an owner that writes a key's expiry when it
+   * chains the key as the newest finds the expired keys at the old end.
+   */
+  removeExpired(expiry: Float64Array, now: number): void {
+    let oldest = this.oldestSlot;
+    while (oldest !== NONE && (expiry[oldest] as number) <= now) {
+      this.remove(oldest);
+      oldest = this.oldestSlot;
+    }
+  }
+
   clear(): void {
     this.slotOf.clear();
     this.keys = [];
@@ -118,7 +153,7 @@ export class RecencyIndex {
     const reused = this.free.pop();
     if (reused !== undefined) return reused;
     if (this.used === this.older.length) {
-      // Doubling, but never past the cap: the owner frees a slot at the cap.
+      // Doubling, but never past the cap: insert() frees a slot at the cap.
       const capacity = Math.min(Math.max(FIRST_CAPACITY, this.used * 2), Math.max(this.maxEntries, this.used + 1));
       this.older = grown(this.older, capacity);
       this.newer = grown(this.newer, capacity);

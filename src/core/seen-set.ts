@@ -61,7 +61,6 @@ export class BoundedSeenSet {
   reconfigure(settings: SeenSetSettings): void {
     this.settings = checked(settings);
     this.index.setMaxEntries(settings.maxKeys);
-    while (this.index.size > settings.maxKeys) this.index.remove(this.index.oldest);
   }
 
   /**
@@ -85,8 +84,7 @@ export class BoundedSeenSet {
       if (deadline > nowMs) return CLAIM.inFlight;
       if (deadline !== RELEASED) flags = LEASE_EXPIRED;
     } else {
-      // Not journalled: a restore applies the cap itself, oldest first.
-      if (this.index.size >= this.settings.maxKeys) this.index.remove(this.index.oldest);
+      // At the cap the oldest key goes, not journalled: a restore applies the cap itself, oldest first.
       slot = this.index.insert(key);
     }
     this.write(slot, nowMs, pending ? nowMs + this.settings.leaseMs : SEEN, token);
@@ -119,6 +117,14 @@ export class BoundedSeenSet {
     if (slot === undefined) return false;
     const deadline = this.deadline[slot] as number;
     return deadline === SEEN || deadline > nowMs;
+  }
+
+  /** Removes one key (announced, as deleteWhere does); true when it was there. */
+  delete(key: string): boolean {
+    const slot = this.index.slot(key);
+    if (slot === undefined) return false;
+    this.drop(slot);
+    return true;
   }
 
   /** Removes the keys the predicate selects; returns how many. */
@@ -161,17 +167,10 @@ export class BoundedSeenSet {
   /** Puts back a persisted entry as the newest (loading oldest first keeps the order); expired ones are skipped. */
   restore(entry: SeenEntry, nowMs: number): void {
     if (entry.expiry <= nowMs) {
-      const slot = this.index.slot(entry.key);
-      if (slot !== undefined) this.index.remove(slot);
+      this.index.removeKey(entry.key);
       return;
     }
-    let slot = this.index.slot(entry.key);
-    if (slot === undefined) {
-      if (this.index.size >= this.settings.maxKeys) this.index.remove(this.index.oldest);
-      slot = this.index.insert(entry.key);
-    } else {
-      this.index.touch(slot);
-    }
+    const slot = this.index.upsert(entry.key);
     this.expiry[slot] = entry.expiry;
     this.deadline[slot] = entry.deadline;
     this.token[slot] = entry.token;
@@ -179,8 +178,7 @@ export class BoundedSeenSet {
 
   /** Forgets a key on a restore (a delete in the journal). */
   forget(key: string): void {
-    const slot = this.index.slot(key);
-    if (slot !== undefined) this.index.remove(slot);
+    this.index.removeKey(key);
   }
 
   /** The slot of a key that has not expired; an expired one is removed. */
@@ -212,12 +210,8 @@ export class BoundedSeenSet {
   }
 
   private expire(nowMs: number): void {
-    let oldest = this.index.oldest;
-    while (oldest !== -1 && (this.expiry[oldest] as number) <= nowMs) {
-      // Expiry is not journalled: a restore drops expired entries itself.
-      this.index.remove(oldest);
-      oldest = this.index.oldest;
-    }
+    // Not journalled: a restore drops expired entries itself.
+    this.index.removeExpired(this.expiry, nowMs);
   }
 
   private drop(slot: number): void {

@@ -97,7 +97,8 @@ export class MemorySeenStore implements SeenStore {
 
   reset<C>(group: string | undefined, replies: Replies<void, C>, context: C): void {
     if (group === undefined) this.seen.clear();
-    else if (this.settings.keyMode === 'property') this.seen.deleteWhere((key) => key === group);
+    // In property mode a key is its own group.
+    else if (this.settings.keyMode === 'property') this.seen.delete(group);
     else this.seen.deleteWhere((key) => deviceOfKey(key) === group);
     replies.value(undefined, context);
   }

@@ -76,7 +76,6 @@ export class MemoryWindowStore implements WindowStore {
   reconfigure(settings: MemoryWindowSettings): void {
     this.settings = { ...settings };
     this.index.setMaxEntries(settings.maxAssets);
-    while (this.index.size > settings.maxAssets) this.index.remove(this.index.oldest);
   }
 
   decide<C>(ping: Ping, replies: Replies<WindowOutcome, C>, context: C): void {
@@ -87,12 +86,8 @@ export class MemoryWindowStore implements WindowStore {
     if (assetId === undefined) {
       this.index.clear();
       this.onClear?.();
-    } else {
-      const slot = this.index.slot(assetId);
-      if (slot !== undefined) {
-        this.index.remove(slot);
-        this.onChange?.(assetId);
-      }
+    } else if (this.index.removeKey(assetId)) {
+      this.onChange?.(assetId);
     }
     replies.value(undefined, context);
   }
@@ -111,8 +106,6 @@ export class MemoryWindowStore implements WindowStore {
     if (slot === undefined) {
       const verdict = decideWindow(undefined, ping, this.settings, now);
       if (!verdict.admit) return withCounts(verdict, 0, 0);
-      // Making room first leaves the same records as adding and then dropping.
-      if (this.index.size >= this.settings.maxAssets) this.index.remove(this.index.oldest);
       this.write(this.index.insert(ping.assetId), ping, now, 1, 0);
       return withCounts(verdict, 1, 0);
     }
@@ -160,46 +153,33 @@ export class MemoryWindowStore implements WindowStore {
 
   /** Puts back a persisted record as the newest (loading oldest first keeps the order); expired ones are skipped. */
   restore(entry: WindowEntry, nowMs: number): void {
-    let slot = this.index.slot(entry.assetId);
     if (entry.expiresAt <= nowMs) {
-      if (slot !== undefined) this.index.remove(slot);
+      this.index.removeKey(entry.assetId);
       return;
     }
-    if (slot === undefined) {
-      if (this.index.size >= this.settings.maxAssets) this.index.remove(this.index.oldest);
-      slot = this.index.insert(entry.assetId);
-    } else {
-      this.index.touch(slot);
-    }
-    this.t[slot] = entry.t;
-    this.lat[slot] = entry.lat;
-    this.lon[slot] = entry.lon;
-    this.heading[slot] = entry.heading;
-    this.accuracy[slot] = entry.accuracy;
-    this.events[slot] = entry.events;
-    this.expiresAt[slot] = entry.expiresAt;
-    this.accepted[slot] = entry.accepted;
-    this.suppressed[slot] = entry.suppressed;
+    this.put(this.index.upsert(entry.assetId), entry, entry.expiresAt, entry.accepted, entry.suppressed);
   }
 
   /** Forgets an asset on a restore (a delete in the journal). */
   forget(assetId: string): void {
-    const slot = this.index.slot(assetId);
-    if (slot !== undefined) this.index.remove(slot);
+    this.index.removeKey(assetId);
   }
 
   private write(slot: number, ping: Ping, now: number, accepted: number, suppressed: number): void {
-    const stored = baselineOf(ping);
+    this.put(slot, baselineOf(ping), now + this.settings.ttlSeconds * 1000, accepted, suppressed);
+    this.onChange?.(ping.assetId);
+  }
+
+  private put(slot: number, stored: WindowBaseline, expiresAt: number, accepted: number, suppressed: number): void {
     this.t[slot] = stored.t;
     this.lat[slot] = stored.lat;
     this.lon[slot] = stored.lon;
     this.heading[slot] = stored.heading;
     this.accuracy[slot] = stored.accuracy;
     this.events[slot] = stored.events;
-    this.expiresAt[slot] = now + this.settings.ttlSeconds * 1000;
+    this.expiresAt[slot] = expiresAt;
     this.accepted[slot] = accepted;
     this.suppressed[slot] = suppressed;
-    this.onChange?.(ping.assetId);
   }
 
   private entryAt(slot: number, into: WindowEntry): WindowEntry {
@@ -217,10 +197,6 @@ export class MemoryWindowStore implements WindowStore {
   }
 
   private expire(now: number): void {
-    let oldest = this.index.oldest;
-    while (oldest !== -1 && (this.expiresAt[oldest] as number) <= now) {
-      this.index.remove(oldest);
-      oldest = this.index.oldest;
-    }
+    this.index.removeExpired(this.expiresAt, now);
   }
 }

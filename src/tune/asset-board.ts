@@ -24,7 +24,7 @@ export class AssetBoard {
   private accepted = new Float64Array(0);
   private suppressed = new Float64Array(0);
 
-  constructor(private readonly maxAssets: number) {
+  constructor(maxAssets: number) {
     this.index = new RecencyIndex(maxAssets, (capacity) => {
       this.lastSeen = grown(this.lastSeen, capacity);
       this.accepted = grown(this.accepted, capacity);
@@ -40,7 +40,6 @@ export class AssetBoard {
   seen(assetId: string, now: number, accepted: number, suppressed: number): void {
     let slot = this.index.slot(assetId);
     if (slot === undefined) {
-      if (this.index.size >= this.maxAssets) this.index.remove(this.index.oldest);
       slot = this.index.insert(assetId);
       this.accepted[slot] = 0;
       this.suppressed[slot] = 0;

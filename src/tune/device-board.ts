@@ -17,7 +17,7 @@ export class DeviceBoard {
   private replays = new Float64Array(0);
   private lastReplay = new Float64Array(0);
 
-  constructor(private readonly maxDevices: number) {
+  constructor(maxDevices: number) {
     this.index = new RecencyIndex(maxDevices, (capacity) => {
       this.replays = grown(this.replays, capacity);
       this.lastReplay = grown(this.lastReplay, capacity);
@@ -31,7 +31,6 @@ export class DeviceBoard {
   replayed(device: string, now: number): void {
     let slot = this.index.slot(device);
     if (slot === undefined) {
-      if (this.index.size >= this.maxDevices) this.index.remove(this.index.oldest);
       slot = this.index.insert(device);
       this.replays[slot] = 0;
     } else {

@@ -87,6 +87,52 @@ describe('core/recency-index RecencyIndex', () => {
     assert.equal(index.size, 100);
   });
 
+  it('drops the oldest key to insert at the cap, without growing', () => {
+    const { index, capacities } = indexWithCapacities(3);
+    for (const key of ['a', 'b', 'c', 'd']) index.insert(key);
+    assert.deepEqual(chain(index), ['b', 'c', 'd']);
+    assert.equal(index.slot('a'), undefined);
+    assert.deepEqual(capacities, [3]);
+  });
+
+  it('drops the oldest keys down to a lowered cap at once', () => {
+    const { index } = indexWithCapacities(10);
+    for (const key of ['a', 'b', 'c', 'd', 'e']) index.insert(key);
+    index.setMaxEntries(2);
+    assert.deepEqual(chain(index), ['d', 'e']);
+    index.insert('f');
+    assert.deepEqual(chain(index), ['e', 'f']);
+  });
+
+  it('upserts: an existing key moves to the newest end in its slot, a new one is inserted', () => {
+    const { index } = indexWithCapacities(3);
+    for (const key of ['a', 'b', 'c']) index.insert(key);
+    const slotOfA = index.slot('a');
+    assert.equal(index.upsert('a'), slotOfA);
+    assert.deepEqual(chain(index), ['b', 'c', 'a']);
+    index.upsert('d');
+    assert.deepEqual(chain(index), ['c', 'a', 'd']);
+  });
+
+  it('removes a key by name, and says whether it was there', () => {
+    const { index } = indexWithCapacities(3);
+    for (const key of ['a', 'b', 'c']) index.insert(key);
+    assert.equal(index.removeKey('b'), true);
+    assert.equal(index.removeKey('b'), false);
+    assert.deepEqual(chain(index), ['a', 'c']);
+  });
+
+  it('removes expired keys from the old end only, up to the first that has not expired', () => {
+    const { index } = indexWithCapacities(10);
+    const expiry = new Float64Array(10);
+    for (const [key, at] of [['a', 5], ['b', 10], ['c', 20], ['d', 7]] as const) expiry[index.insert(key)] = at;
+    index.removeExpired(expiry, 10);
+    // d (7) is behind c (20), which has not expired: it stays for its owner to find.
+    assert.deepEqual(chain(index), ['c', 'd']);
+    index.removeExpired(expiry, 100);
+    assert.equal(index.size, 0);
+  });
+
   it('takes a raised cap into account when it next grows', () => {
     const { index, capacities } = indexWithCapacities(64);
     for (let i = 0; i < 64; i++) index.insert(`k${i}`);

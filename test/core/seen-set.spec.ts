@@ -229,6 +229,18 @@ describe('core/seen-set BoundedSeenSet', () => {
   });
 
   describe('deleting, clearing and the change listeners', () => {
+    it('deletes one key by name, reported as deleteWhere reports it', () => {
+      const seen = seenSet();
+      for (const [i, key] of ['a:1:x', 'b:1:x'].entries()) seen.claim(key, i + 1, false, 0);
+      const changed: string[] = [];
+      seen.onChange = (key) => changed.push(key);
+      assert.equal(seen.delete('a:1:x'), true);
+      assert.equal(seen.delete('a:1:x'), false);
+      assert.deepEqual(changed, ['a:1:x']);
+      assert.equal(seen.has('a:1:x', 1), false);
+      assert.equal(seen.has('b:1:x', 1), true);
+    });
+
     it('deletes the keys a predicate selects, counts them, and reports each', () => {
       const seen = seenSet();
       for (const [i, key] of ['a:1:x', 'a:2:x', 'b:1:x'].entries()) seen.claim(key, i + 1, false, 0);
