@@ -267,7 +267,8 @@ export function readPingFile(path: string, progress: ReadProgress = {}, fields: 
         rest = text;
         return;
       }
-      lineNumber = eachLine(text.slice(0, last), lineNumber, (line, n) => reader.line(line, n));
+      // Up to and with the last newline: a blank line just before it is a line too.
+      lineNumber = eachLine(text.slice(0, last + 1), lineNumber, (line, n) => reader.line(line, n));
       rest = text.slice(last + 1);
       if (progress.onPings !== undefined && reader.pings >= nextReport) {
         progress.onPings(reader.pings);

@@ -137,4 +137,27 @@ describe('tune/ping-file', function () {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+  it('numbers the lines of a streamed file as of the same text in memory, when a chunk ends on a blank line', async function () {
+    const dir = mkdtempSync(join(tmpdir(), 'dedup-tune-'));
+    try {
+      const path = join(dir, 'pings.csv');
+      // The first chunk the stream reads (1 MiB) ends on "\n\n": a blank
+      // line with nothing after it in that chunk. Bad rows follow it.
+      const CHUNK = 1 << 20;
+      const row = `v1,${T0},52.5,13.4\n`;
+      let text = 'assetId,ts,lat,lon\n';
+      while (text.length + row.length <= CHUNK - 1) text += row;
+      text = text.padEnd(CHUNK - 1, ' ').slice(0, -1) + '\n\n';
+      assert.equal(text.length, CHUNK);
+      text += `v2,${T0},north,13.4\nv3,${T0},52.5,east\n`;
+      writeFileSync(path, text);
+      const streamed = await readPingFile(path);
+      const inMemory = readPingText(text);
+      assert.equal(streamed.badRows, inMemory.badRows);
+      assert.deepEqual(streamed.firstBad, inMemory.firstBad);
+      assert.equal(inMemory.firstBad.length, 2, JSON.stringify(inMemory.firstBad));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
