@@ -347,5 +347,5 @@
             "\"" + (options.colour ? " color=\"" + options.colour + "\"" : "") + ">" + background + inner.join("") + "</svg>";
     }
 
-    return { whatIf: whatIf, histogram: histogram, rates: rates, ttl: ttl, stack: stack, palette: PALETTE, seriesColours: SERIES_COLOURS, format: num };
+    return { whatIf: whatIf, histogram: histogram, rates: rates, ttl: ttl, stack: stack, seriesColours: SERIES_COLOURS };
 }));

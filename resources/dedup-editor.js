@@ -82,7 +82,7 @@
      */
     var REASONS = [
         "positive", "wholePositive", "nonNegative", "ttlShorterThanWindow", "redisNeeded", "redisMissing", "property",
-        "propertyList", "readingPath", "numberOrBlank", "rangeReversed", "headingDegrees", "wholeInRange", "measures", "measureName", "keyProperty"
+        "propertyList", "readingPath", "numberOrBlank", "rangeReversed", "headingDegrees", "measures", "measureName", "keyProperty"
     ];
 
     /** A translated reason; plain false when the node cannot translate (never a stray key). */
@@ -230,17 +230,6 @@
                 if (blankAllowed && isBlank(value)) { return true; }
                 if (isEnvReference(value) || (isNumber(value) && numberOrNaN(value) >= 0)) { return true; }
                 return reason(this, "nonNegative", { label: fieldLabel(this, property) });
-            };
-        },
-
-        /** A whole number from min to max (or ${ENV}). */
-        wholeInRange: function (property, min, max, options) {
-            var blankAllowed = !!(options && options.blankAllowed);
-            return function (value, opt) {
-                if (blankAllowed && isBlank(value)) { return true; }
-                var n = numberOrNaN(value);
-                if (isEnvReference(value) || (isNumber(value) && Math.floor(n) === n && n >= min && n <= max)) { return true; }
-                return reason(this, "wholeInRange", { label: fieldLabel(this, property), min: min, max: max });
             };
         },
 
@@ -440,9 +429,7 @@
         reasons: REASONS,
         defaultsFor: defaultsFor,
         isEnvReference: isEnvReference,
-        parseReadingPath: parseReadingPath,
         measureName: measureName,
-        measuresProblem: measuresProblem,
         bindStoreSelector: bindStoreSelector,
         msgPropertyInputs: msgPropertyInputs,
         readingPathInputs: readingPathInputs,

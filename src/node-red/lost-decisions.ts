@@ -22,8 +22,19 @@ export class LostDecisions<T> {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** Nothing remembered: the common case, checked before any fingerprint is made. */
+  /**
+   * Nothing remembered: the common case, checked before any fingerprint is
+   * made. Entries past maxAgeMs are forgotten first, so one failure whose
+   * message is never retried does not make every later message pay for a
+   * fingerprint. The map is in age order: remember() deletes before it sets.
+   */
   get empty(): boolean {
+    if (this.entries.size === 0) return true;
+    const oldestAllowed = this.now() - this.maxAgeMs;
+    for (const [fingerprint, entry] of this.entries) {
+      if (entry.at >= oldestAllowed) break;
+      this.entries.delete(fingerprint);
+    }
     return this.entries.size === 0;
   }
 

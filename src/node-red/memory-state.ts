@@ -13,6 +13,7 @@ import { join } from 'path';
 import type { RestoreTarget, StateCodec } from '../persist/codecs';
 import { StateJournal } from '../persist/state-journal';
 import type { NodeAPI } from './api';
+import { errorMessage } from './errors';
 
 export interface Persistable<E> extends RestoreTarget<E> {
   entry(key: string): E | undefined;
@@ -99,7 +100,7 @@ export function holdMemoryStore<S extends Persistable<E>, E>(
       journal.load(Date.now());
     } catch (error) {
       store.clearAll();
-      warn(`could not read the saved state in ${persistence.dir}: ${error instanceof Error ? error.message : String(error)}; starting empty`);
+      warn(`could not read the saved state in ${persistence.dir}: ${errorMessage(error)}; starting empty`);
     }
     attach(store, journal, persistence, warn);
     entry.journal = journal as StateJournal<unknown>;

@@ -68,9 +68,24 @@ export class NodeLifecycle {
     this.inFlight.end();
   }
 
-  /** True once the node has started closing: errors then reach the log as well (see failed()). */
-  get isClosing(): boolean {
-    return this.closing;
+  /**
+   * The replies a node hands its store with every request, made once per
+   * node rather than once per message: each answer counts its request out
+   * of flight, a value tells the status the store worked, and both pass on
+   * with the context of their message.
+   */
+  answers<T, C>(onValue: (value: T, context: C) => void, onError: (error: unknown, context: C) => void): Replies<T, C> {
+    return {
+      value: (value, context) => {
+        this.inFlight.end();
+        this.board.storeWorked();
+        onValue(value, context);
+      },
+      error: (error, context) => {
+        this.inFlight.end();
+        onError(error, context);
+      },
+    };
   }
 
   /**

@@ -7,6 +7,7 @@ import type { RedisConnectionSettings, RedisMode } from '../redis/connection-opt
 import type { SharedConnection } from '../redis/shared-connection';
 import type { NodeDef } from './api';
 import { oneOf, positiveInteger } from './config-values';
+import { REDIS_DEFAULTS } from './editor-settings';
 
 export interface RedisConfigNode {
   /** For messages: the node's name, or what it connects to. */
@@ -48,18 +49,18 @@ export function labelOf(def: DedupRedisDef): string {
   if (def.mode === 'cluster') return `cluster ${(def.clusterNodes ?? '').trim().split(/[\s,]+/)[0] ?? ''}`.trim();
   if (def.mode === 'sentinel') return `sentinel ${def.masterName ?? ''}`.trim();
   if (def.url) return String(def.url).replace(/\/\/[^@/]*@/, '//');
-  return `${def.host || '127.0.0.1'}:${String(def.port ?? 6379)}`;
+  return `${def.host || REDIS_DEFAULTS.host}:${String(def.port ?? REDIS_DEFAULTS.port)}`;
 }
 
 export function settingsFromDef(def: DedupRedisDef, credentials: DedupRedisCredentials): RedisConnectionSettings {
   const db = def.db === undefined || def.db === '' ? 0 : Number(def.db);
   if (!Number.isInteger(db) || db < 0) throw new Error(`db must be a whole number, 0 or more, not ${JSON.stringify(def.db)}`);
-  const port = def.port === undefined || def.port === '' ? 6379 : Number(String(def.port).trim());
+  const port = def.port === undefined || def.port === '' ? REDIS_DEFAULTS.port : Number(String(def.port).trim());
   if (!Number.isInteger(port) || port < 1 || port > 65_535) throw new Error(`port must be 1 to 65535, not ${JSON.stringify(def.port)}`);
   return {
     mode: oneOf(def.mode, MODES, 'standalone'),
     url: (def.url ?? '').trim(),
-    host: (def.host ?? '').trim() || '127.0.0.1',
+    host: (def.host ?? '').trim() || REDIS_DEFAULTS.host,
     port,
     db,
     tls: def.tls === true,
@@ -69,7 +70,7 @@ export function settingsFromDef(def: DedupRedisDef, credentials: DedupRedisCrede
     masterName: (def.masterName ?? '').trim(),
     sentinelPassword: credentials.sentinelPassword ?? '',
     clusterNodes: def.clusterNodes ?? '',
-    keyPrefix: def.keyPrefix ?? 'dedup:',
-    timeoutMs: positiveInteger(def.timeoutMs, 'timeoutMs', 2000),
+    keyPrefix: def.keyPrefix ?? REDIS_DEFAULTS.keyPrefix,
+    timeoutMs: positiveInteger(def.timeoutMs, 'timeoutMs', REDIS_DEFAULTS.timeoutMs),
   };
 }

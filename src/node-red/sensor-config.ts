@@ -2,6 +2,7 @@ import { lastName, parsePath, type PropertyPath } from '../core/property-path';
 import type { MeasureField, ReadingFields } from '../core/reading';
 import type { MemorySeenSettings } from '../stores/memory-seen-store';
 import type { NodeAPI, NodeDef } from './api';
+import { errorMessage } from './errors';
 import { isBlank, nonNegativeNumber, oneOf, optionalNumber, positiveInteger, positiveNumber } from './config-values';
 import { MAX_ENTRIES, SENSOR_DEFAULTS as DEFAULTS, type MeasureDef } from './editor-settings';
 import { compileMessagePath, type MessagePath } from './message-path';
@@ -73,7 +74,7 @@ function keySource(RED: NodeAPI, def: SensorDef): KeySource {
     try {
       return { type: 'jsonata', expression: RED.util.prepareJSONataExpression(text, {}), text };
     } catch (error) {
-      throw new Error(`keyProperty is not a valid JSONata expression: ${error instanceof Error ? error.message : String(error)}`);
+      throw new Error(`keyProperty is not a valid JSONata expression: ${errorMessage(error)}`);
     }
   }
   return { type: 'msg', path: compileMessagePath(RED, text) };
@@ -83,7 +84,7 @@ function fieldPath(value: string | undefined, fallback: string, name: string): P
   try {
     return parsePath(isBlank(value) ? fallback : (value as string));
   } catch (error) {
-    throw new Error(`${name}: ${error instanceof Error ? error.message : String(error)}`);
+    throw new Error(`${name}: ${errorMessage(error)}`);
   }
 }
 

@@ -1,6 +1,7 @@
 import { countsOf, prepareReadings, settleReadings, undecidedCounts, type Counts, type KeyResult, type Prepared, type Rejected, type Settled } from '../core/burst';
 import { showValue } from '../core/fields';
 import { deviceOfKey } from '../core/idempotency-key';
+import type { SeenEntry } from '../core/seen-set';
 import { propertyKey, readingKeyer } from '../core/keys';
 import { locate } from '../core/property-path';
 import { isRecord } from '../core/reading';
@@ -18,7 +19,7 @@ import { upgradeConfig } from './migrations';
 import { NodeLifecycle } from './node-lifecycle';
 import { resetTarget } from './reset';
 import { readSensorConfig, type SensorConfig, type SensorDef } from './sensor-config';
-import { bindMemoryStore, bindRedisStore, type BoundStore } from './store-binding';
+import { bindStore, type BoundStore } from './store-binding';
 import { StoreFailurePolicy } from './store-failure';
 
 export const SENSOR_TYPE = 'sensor-reconnect-dedup';
@@ -69,17 +70,10 @@ export class SensorController {
         expired: this.totals.leaseExpired,
       }),
     );
-    this.replies = {
-      value: (codes, w) => {
-        this.life.end();
-        this.life.board.storeWorked();
-        this.route(w, settleReadings(w.prepared, codes, undefined, this.config.seen.confirm));
-      },
-      error: (error, w) => {
-        this.life.end();
-        this.storeFailed(w, error);
-      },
-    };
+    this.replies = this.life.answers(
+      (codes, w) => this.route(w, settleReadings(w.prepared, codes, undefined, this.config.seen.confirm)),
+      (error, w) => this.storeFailed(w, error),
+    );
   }
 
   start(def: SensorDef): void {
@@ -89,15 +83,14 @@ export class SensorController {
       const upgraded = upgradeConfig(SENSOR_TYPE, def, (version, supported) => node.warn(life.t('warnings.newerConfig', { version, supported })));
       const config = readSensorConfig(this.RED, upgraded);
       this.failure = new StoreFailurePolicy(node, config.onStoreError, life.board, life.t);
-      this.bound =
-        config.store === 'memory'
-          ? bindMemoryStore(this.RED, node, {
-              make: () => new MemorySeenStore(config.seen),
-              reuse: (store) => store.reconfigure(config.seen),
-              codec: seenCodec,
-              persistSeconds: config.persistSeconds,
-            })
-          : bindRedisStore(this.RED, node, config.redis, life.board, life.t, (client, options) => new RedisSeenStore(client, config.seen, options));
+      this.bound = bindStore<SeenStore, MemorySeenStore, SeenEntry, RedisSeenStore>(this.RED, node, life, config, {
+        memory: {
+          make: () => new MemorySeenStore(config.seen),
+          reuse: (store) => store.reconfigure(config.seen),
+          codec: seenCodec,
+        },
+        redis: (client, options) => new RedisSeenStore(client, config.seen, options),
+      });
       this.config = config;
       this.keyReading = config.fields === undefined ? undefined : readingKeyer(config.fields);
       const byDevice = config.seen.keyMode === 'reading';
@@ -141,8 +134,7 @@ export class SensorController {
     if (source === undefined) {
       // Key mode `reading`: the payload holds the readings.
       if (!burst && !isRecord(payload)) {
-        this.tally({ received: 1, unique: 0, duplicates_suppressed: 0, rejected: 1, in_flight: 0, lease_expired: 0 });
-        this.insight.rejected(1);
+        this.rejectedOne();
         done(new Error(this.life.t('errors.badPayload', { value: showValue(payload) })));
         return;
       }
@@ -155,14 +147,21 @@ export class SensorController {
     // Key mode `property`: each reading's key is read from the message, the
     // reading as its payload.
     const readings = burst ? (payload as unknown[]) : [payload];
-    const messageOf = (raw: unknown): NodeMessage => (burst ? { ...msg, payload: raw } : msg);
     if (source.type === 'msg') {
+      // One copy of the message for the whole burst, each reading put in as
+      // its payload in turn: the path is read at once and keeps nothing.
+      const view: NodeMessage = burst ? { ...msg } : msg;
       // Where the key was read: msg.payload.id of a burst's third reading is msg.payload[2].id.
       const where = (index: number): string => (burst ? source.path.label.replace(/^msg\.payload(?=$|[.[])/, `msg.payload[${index}]`) : source.path.label);
-      const prepared = prepareReadings(readings, burst, (raw, index) => located(propertyKey(source.path.read(messageOf(raw))), where(index)));
+      const prepared = prepareReadings(readings, burst, (raw, index) => {
+        view.payload = raw;
+        const key = propertyKey(source.path.read(view));
+        return key.ok ? key : located(key, where(index));
+      });
       this.inOrder(() => this.decide(msg, prepared, send, done));
       return;
     }
+    const messageOf = (raw: unknown): NodeMessage => (burst ? { ...msg, payload: raw } : msg);
     const slot: { run: (() => void) | undefined } = { run: undefined };
     this.queue.push(slot);
     const results = new Array<KeyResult>(readings.length);
@@ -204,8 +203,7 @@ export class SensorController {
     if (!prepared.burst) {
       const bad = prepared.rejected[0];
       if (bad !== undefined) {
-        this.tally({ received: 1, unique: 0, duplicates_suppressed: 0, rejected: 1, in_flight: 0, lease_expired: 0 });
-        this.insight.rejected(1);
+        this.rejectedOne();
         msg.dedup = { decision: 'rejected', ...this.rejectionInfo(bad) };
         // done(err) alone reaches the Catch node; node.error as well would report it twice.
         done(this.rejectionError(false, bad));
@@ -222,8 +220,7 @@ export class SensorController {
       this.route({ msg, prepared, token: 0, send, done }, settleReadings(prepared, []));
       return;
     }
-    const fingerprint = this.lost.empty ? undefined : fingerprintOf(msg._msgid, prepared.claims.map((c) => c.key).join('\n'));
-    const token = (fingerprint === undefined ? undefined : this.lost.take(fingerprint)) ?? nextToken();
+    const token = (this.lost.empty ? undefined : this.lost.take(fingerprint(msg, prepared))) ?? nextToken();
     this.life.begin();
     this.bound.store.claim({ claims: prepared.claims, token }, this.replies, { msg, prepared, token, send, done });
   }
@@ -233,7 +230,7 @@ export class SensorController {
     if (raised !== undefined) {
       // The claims may still be made on the server: a retry of this very
       // message claims under the same token, and is admitted again.
-      this.lost.remember(fingerprintOf(w.msg._msgid, w.prepared.claims.map((c) => c.key).join('\n')), w.token);
+      this.lost.remember(fingerprint(w.msg, w.prepared), w.token);
       // Not passed on, so counted with the readings that were not decided.
       this.tally(undecidedCounts(w.prepared));
       this.insight.sensorDecided(w.prepared, undefined);
@@ -292,6 +289,12 @@ export class SensorController {
     w.done();
   }
 
+  /** A message rejected whole, before any reading of it reached the store. */
+  private rejectedOne(): void {
+    this.tally({ received: 1, unique: 0, duplicates_suppressed: 0, rejected: 1, in_flight: 0, lease_expired: 0 });
+    this.insight.rejected(1);
+  }
+
   private tally(counts: Counts): void {
     const totals = this.totals;
     totals.received += counts.received;
@@ -310,6 +313,11 @@ export class SensorController {
   private rejectionInfo(r: Rejected): Record<string, unknown> {
     return { index: r.index, field: r.path?.text ?? null, value: r.value, problem: r.problem };
   }
+}
+
+/** A message's fingerprint for LostDecisions: its _msgid and the keys it claims. */
+function fingerprint(msg: NodeMessage, prepared: Prepared): string {
+  return fingerprintOf(msg._msgid, prepared.claims.map((c) => c.key).join('\n'));
 }
 
 /** A property-mode key's rejection, naming where the key was read. */

@@ -1,7 +1,7 @@
 import { readPing, type RawPing } from '../core/ping';
 import type { Ping } from '../core/sliding-window';
 import { windowCodec } from '../persist/codecs';
-import { MemoryWindowStore } from '../stores/memory-window-store';
+import { MemoryWindowStore, type WindowEntry } from '../stores/memory-window-store';
 import { RedisWindowStore } from '../stores/redis-window-store';
 import type { Replies, WindowOutcome, WindowStore } from '../stores/types';
 import type { DoneFunction, Node, NodeAPI, NodeMessage, SendFunction } from './api';
@@ -11,7 +11,7 @@ import { fingerprintOf, LostDecisions } from './lost-decisions';
 import { upgradeConfig } from './migrations';
 import { NodeLifecycle } from './node-lifecycle';
 import { readSlidingWindowConfig, type SlidingWindowConfig, type SlidingWindowDef } from './sliding-window-config';
-import { bindMemoryStore, bindRedisStore, type BoundStore } from './store-binding';
+import { bindStore, type BoundStore } from './store-binding';
 import { StoreFailurePolicy } from './store-failure';
 
 export const SLIDING_WINDOW_TYPE = 'sliding-window-dedup';
@@ -46,17 +46,10 @@ export class SlidingWindowController {
   ) {
     this.life = new NodeLifecycle(RED, node, SLIDING_WINDOW_TYPE, (t) => t('status.counts', this.counts));
     // Made once per node: a waiting message costs its Waiting object only.
-    this.replies = {
-      value: (outcome, w) => {
-        this.life.end();
-        this.life.board.storeWorked();
-        this.route(w, outcome);
-      },
-      error: (error, w) => {
-        this.life.end();
-        this.storeFailed(w, error);
-      },
-    };
+    this.replies = this.life.answers(
+      (outcome, w) => this.route(w, outcome),
+      (error, w) => this.storeFailed(w, error),
+    );
   }
 
   /** Reads the config and binds the store; a config that cannot start answers every message with the reason. */
@@ -67,15 +60,14 @@ export class SlidingWindowController {
       const config = readSlidingWindowConfig(this.RED, upgraded);
       for (const warning of config.warnings) node.warn(life.t(warning.key, warning.subs));
       this.failure = new StoreFailurePolicy(node, config.onStoreError, life.board, life.t);
-      this.bound =
-        config.store === 'memory'
-          ? bindMemoryStore(this.RED, node, {
-              make: () => new MemoryWindowStore(config.settings),
-              reuse: (store) => store.reconfigure(config.settings),
-              codec: windowCodec,
-              persistSeconds: config.persistSeconds,
-            })
-          : bindRedisStore(this.RED, node, config.redis, life.board, life.t, (client, options) => new RedisWindowStore(client, config.settings, options));
+      this.bound = bindStore<WindowStore, MemoryWindowStore, WindowEntry, RedisWindowStore>(this.RED, node, life, config, {
+        memory: {
+          make: () => new MemoryWindowStore(config.settings),
+          reuse: (store) => store.reconfigure(config.settings),
+          codec: windowCodec,
+        },
+        redis: (client, options) => new RedisWindowStore(client, config.settings, options),
+      });
       this.config = config;
     } catch (error) {
       life.refuseMessages(error);

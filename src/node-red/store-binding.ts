@@ -48,6 +48,23 @@ export interface MemoryBuild<S extends MemoryStoreShape<E>, E> {
 }
 
 /**
+ * A node's store as its config chose it: memory (built or taken over by
+ * `memory`) or Redis (made by `redis` on the selected connection). S is
+ * what the node uses; each store kind is one of it.
+ */
+export function bindStore<S, M extends S & MemoryStoreShape<E>, E, R extends S & { abandon(error: Error): void }>(
+  RED: NodeAPI,
+  node: { id: string; type: string; warn(text: string): void },
+  life: { board: StatusBoard; t: (key: string, subs?: Record<string, string | number>) => string },
+  config: { store: StoreKind; redis: string | undefined; persistSeconds: number },
+  build: { memory: Omit<MemoryBuild<M, E>, 'persistSeconds'>; redis: (client: RedisClient, options: RedisStoreOptions) => R },
+): BoundStore<S> {
+  return config.store === 'memory'
+    ? bindMemoryStore(RED, node, { ...build.memory, persistSeconds: config.persistSeconds })
+    : bindRedisStore(RED, node, config.redis, life.board, life.t, build.redis);
+}
+
+/**
  * A node's memory store: the one this node id held before a redeploy, or a
  * new one loaded from its saved state (node-red/memory-state).
  */

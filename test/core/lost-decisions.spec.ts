@@ -30,6 +30,21 @@ describe('node-red/lost-decisions', () => {
     assert.equal(lost.empty, true);
   });
 
+  it('forgets entries past maxAgeMs when asked whether it is empty, so a message never retried is not carried for good', () => {
+    let now = 0;
+    const lost = new LostDecisions<number>(1000, () => now);
+    lost.remember('a', 1);
+    now = 500;
+    lost.remember('b', 2);
+    now = 1000;
+    assert.equal(lost.empty, false, 'a is exactly at the age limit');
+    now = 1001;
+    assert.equal(lost.empty, false, 'a has gone, b is still young');
+    assert.equal(lost.take('a'), undefined);
+    now = 1501;
+    assert.equal(lost.empty, true, 'b has gone too');
+  });
+
   it('remembering again renews the age and the place', () => {
     let now = 0;
     const lost = new LostDecisions<number>(1000, () => now);
