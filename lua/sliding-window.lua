@@ -4,10 +4,11 @@
 -- the first one's write.
 --
 -- The loader (src/redis/scripts.ts) puts one line before this text:
--- `local REASON = { ahead = 1, first = 2, ... }`, the reason codes of
--- src/core/window-reasons.ts, so that both sides name them and neither
--- spells a number. The rule is decideWindow of src/core/sliding-window.ts;
--- the contract and parity tests hold the two to the same answers.
+-- `local REASON, ADMITS = { ahead = 1, first = 2, ... }, { [2] = true, ... }`,
+-- the reason codes of src/core/window-reasons.ts and the set of those that
+-- admit, so that both sides name them and neither spells a number. The
+-- rule is decideWindow of src/core/sliding-window.ts; the contract and
+-- parity tests hold the two to the same answers.
 --
 -- KEYS[1]    the epoch key of this call's hash slot (see "Resets").
 -- KEYS[1+i]  the record of the asset of operation i. Every key of one call
@@ -106,11 +107,6 @@ local R = 6371008.8
 local RAD = math.pi / 180
 local sin, cos, asin, sqrt, floor, abs, min = math.sin, math.cos, math.asin, math.sqrt, math.floor, math.abs, math.min
 local band = bit.band
-
-local ADMITS = {
-  [REASON.first] = true, [REASON.replayed] = true, [REASON.elapsed] = true,
-  [REASON.event] = true, [REASON.moved] = true, [REASON.turned] = true,
-}
 
 if #ops ~= (#KEYS - 1) * OP_BYTES then
   return redis.error_reply('sliding-window: ' .. #ops .. ' bytes of operations for ' .. (#KEYS - 1) .. ' keys')

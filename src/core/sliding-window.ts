@@ -82,6 +82,8 @@ export interface WindowVerdict {
 export const DEGREE_STEPS = 1e7;
 export const HEADING_STEPS = 100;
 export const ACCURACY_STEPS = 10;
+/** A stored heading of 0xffff is no heading: the records (in Redis, on disk) hold headings in 16 bits. */
+export const NO_HEADING = 65_535;
 /** The largest accuracy a record holds, in steps: 6553.4 m. */
 export const MAX_ACCURACY_STEP = 65_534;
 

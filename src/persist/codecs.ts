@@ -17,7 +17,7 @@
  * The window record holds the baseline at the precision the stores keep it
  * (see core/sliding-window), so restoring it is exact.
  */
-import { DEGREE_STEPS, HEADING_STEPS, ACCURACY_STEPS } from '../core/sliding-window';
+import { ACCURACY_STEPS, DEGREE_STEPS, HEADING_STEPS, NO_HEADING } from '../core/sliding-window';
 import { RELEASED, SEEN } from '../core/seen-codes';
 import type { SeenEntry } from '../core/seen-set';
 import type { WindowEntry } from '../stores/memory-window-store';
@@ -28,7 +28,6 @@ const DELETE = 2;
 const CLEAR = 3;
 const PENDING = 4;
 const RELEASED_RECORD = 5;
-const NO_HEADING = 65_535;
 const MAX_COUNT = 0xffff_ffff;
 
 /** A growable buffer of records. */

@@ -39,12 +39,20 @@ function luaTable(entries: Record<string, number>): string {
   return `{ ${Object.entries(entries).map(([name, code]) => `${name} = ${code}`).join(', ')} }`;
 }
 
-/** The line that names the codes a script replies with, from the TypeScript tables. */
+/**
+ * The line that names the codes a script replies with, from the TypeScript
+ * tables. The sliding-window script also learns there which reasons admit,
+ * so that core/window-reasons stays the one place that says so.
+ */
 function prelude(name: ScriptName): string {
   if (name === 'dedupSlidingWindow') {
     const codes: Record<string, number> = {};
-    for (const [reason, { code }] of Object.entries(WINDOW_REASONS)) codes[reason] = code;
-    return `local REASON = ${luaTable(codes)}\n`;
+    const admits: string[] = [];
+    for (const [reason, { code, admit }] of Object.entries(WINDOW_REASONS)) {
+      codes[reason] = code;
+      if (admit) admits.push(`[${code}] = true`);
+    }
+    return `local REASON, ADMITS = ${luaTable(codes)}, { ${admits.join(', ')} }\n`;
   }
   return `local CLAIM, LEASE_EXPIRED, SETTLE = ${luaTable(CLAIM)}, ${LEASE_EXPIRED}, ${luaTable(SETTLE)}\n`;
 }

@@ -5,14 +5,19 @@
  */
 import type { Replies } from './types';
 
-export class CountDown<C> {
+export class CountDown<T, C> {
   private left: number;
   private done = false;
 
+  /**
+   * `value` is answered as it stands when the last part is in, so a caller
+   * may fill it from the parts' answers (a burst's codes, put back in order).
+   */
   constructor(
     parts: number,
-    private readonly replies: Replies<void, C>,
+    private readonly replies: Replies<T, C>,
     private readonly context: C,
+    private readonly value: T,
   ) {
     this.left = parts;
   }
@@ -20,7 +25,7 @@ export class CountDown<C> {
   readonly one = (): void => {
     if (this.done || --this.left > 0) return;
     this.done = true;
-    this.replies.value(undefined, this.context);
+    this.replies.value(this.value, this.context);
   };
 
   readonly failed = (error: unknown): void => {

@@ -46,6 +46,9 @@ const MAX_KEYS_PER_PART = 100;
 export class RedisSeenStore implements SeenStore {
   private readonly batcher: TickBatcher<SeenPart, number[]>;
   private readonly settingsArg: Buffer;
+  /** A burst is mostly one device's readings: its slot is worked out once, not once per reading. */
+  private slotGroup: string | undefined;
+  private groupSlot = 0;
 
   constructor(
     private readonly client: RedisClient,
@@ -79,7 +82,7 @@ export class RedisSeenStore implements SeenStore {
       this.batcher.submit({ op, slot, claims: [], token: 0, ...(partGroup === undefined ? {} : { group: partGroup }) }, onResult, onError, undefined);
     };
     if (group !== undefined) {
-      const slot = this.options.cluster ? calculateSlot(seenGroupEpochKey(this.options.keyPrefix, group)) : 0;
+      const slot = this.options.cluster ? this.slotOf(group) : 0;
       one(RESET_GROUP, slot, () => replies.value(undefined, context), (error) => replies.error(error, context), group);
       return;
     }
@@ -87,7 +90,7 @@ export class RedisSeenStore implements SeenStore {
       one(RESET_ALL, 0, () => replies.value(undefined, context), (error) => replies.error(error, context));
       return;
     }
-    const countDown = new CountDown(SLOT_COUNT, replies, context);
+    const countDown = new CountDown(SLOT_COUNT, replies, context, undefined);
     for (let slot = 0; slot < SLOT_COUNT; slot++) one(RESET_ALL, slot, countDown.one, countDown.failed);
   }
 
@@ -106,7 +109,7 @@ export class RedisSeenStore implements SeenStore {
     // Split by slot (on a Cluster) and by size, and put the answers back in request order.
     const bySlot = new Map<number, number[]>();
     claims.forEach((claim, index) => {
-      const slot = this.options.cluster ? calculateSlot(seenKey(this.options.keyPrefix, claim.group, claim.key)) : 0;
+      const slot = this.options.cluster ? this.slotOf(claim.group) : 0;
       const indexes = bySlot.get(slot);
       if (indexes) indexes.push(index);
       else bySlot.set(slot, [index]);
@@ -118,26 +121,33 @@ export class RedisSeenStore implements SeenStore {
       }
     }
     const codes = new Array<number>(claims.length);
-    let left = parts.length;
-    let failed = false;
+    const countDown = new CountDown(parts.length, replies, context, codes);
     for (const { slot, indexes } of parts) {
       this.batcher.submit(
         { op, slot, claims: indexes.map((i) => claims[i] as SeenClaim), token },
         (partCodes: number[]) => {
-          if (failed) return;
           indexes.forEach((at, j) => {
             codes[at] = partCodes[j] as number;
           });
-          if (--left === 0) replies.value(codes, context);
+          countDown.one();
         },
-        (error: unknown) => {
-          if (failed) return;
-          failed = true;
-          replies.error(error, context);
-        },
+        countDown.failed,
         undefined,
       );
     }
+  }
+
+  /**
+   * The Cluster slot of every key of a group: its seen keys and its epoch
+   * key carry the same hash tag (see redis/key-names), so the epoch key,
+   * which needs no idempotency key, names the slot for all of them.
+   */
+  private slotOf(group: string): number {
+    if (group !== this.slotGroup) {
+      this.groupSlot = calculateSlot(seenGroupEpochKey(this.options.keyPrefix, group));
+      this.slotGroup = group;
+    }
+    return this.groupSlot;
   }
 
   private send(parts: SeenPart[]): Promise<number[][]> {

@@ -1,5 +1,5 @@
 import calculateSlot from 'cluster-key-slot';
-import type { Ping } from '../core/sliding-window';
+import { ACCURACY_STEPS, DEGREE_STEPS, HEADING_STEPS, NO_HEADING, type Ping } from '../core/sliding-window';
 import { WINDOW_REASON_BY_CODE, WINDOW_REASONS } from '../core/window-reasons';
 import { nextToken } from '../redis/call-token';
 import { epochKey, SLOT_COUNT, WINDOW_SEGMENT, windowRecordKey } from '../redis/key-names';
@@ -74,7 +74,7 @@ export class RedisWindowStore implements WindowStore {
       return;
     }
     // Every slot has its own epoch; each is raised in order with its own queue.
-    const countDown = new CountDown(SLOT_COUNT, replies, context);
+    const countDown = new CountDown(SLOT_COUNT, replies, context, undefined);
     for (let slot = 0; slot < SLOT_COUNT; slot++) {
       this.batcher.submit(new ResetOp(undefined, slot), countDown.one, countDown.failed, undefined);
     }
@@ -216,19 +216,19 @@ export function decodeWindowRecord(raw: Buffer): WindowRecord {
   const heading = raw.readUInt16LE(38);
   return {
     t: raw.readDoubleLE(0),
-    lat: raw.readInt32LE(8) / 1e7,
-    lon: raw.readInt32LE(12) / 1e7,
+    lat: raw.readInt32LE(8) / DEGREE_STEPS,
+    lon: raw.readInt32LE(12) / DEGREE_STEPS,
     accepted: raw.readUInt32LE(16),
     suppressed: raw.readUInt32LE(20),
     call: raw.readUIntLE(24, 6),
     first: raw.readUInt16LE(30),
     events: raw.readUIntLE(32, 6),
-    heading: heading === 65_535 ? NaN : heading / 100,
-    accuracy: raw.readUInt16LE(40) / 10,
+    heading: heading === NO_HEADING ? NaN : heading / HEADING_STEPS,
+    accuracy: raw.readUInt16LE(40) / ACCURACY_STEPS,
     epoch: raw.readUInt16LE(42),
     before:
       raw.length > RECORD_BYTES
-        ? { t: raw.readDoubleLE(44), lat: raw.readInt32LE(52) / 1e7, lon: raw.readInt32LE(56) / 1e7 }
+        ? { t: raw.readDoubleLE(44), lat: raw.readInt32LE(52) / DEGREE_STEPS, lon: raw.readInt32LE(56) / DEGREE_STEPS }
         : null,
   };
 }

@@ -70,6 +70,13 @@ describe('redis scripts: the codes both sides name', () => {
     assert.deepEqual(await preludeTables('dedupSlidingWindow', 'REASON = REASON'), { REASON: codes });
   });
 
+  it('tells the sliding-window script which reasons admit, as core/window-reasons does', async () => {
+    const prelude = scriptSource('dedupSlidingWindow').split('\n')[0] as string;
+    const admitted = await client().eval(`${prelude}\nlocal out = {}\nfor code = 0, 255 do if ADMITS[code] then out[#out + 1] = code end end\nreturn out`, 0);
+    const expected = Object.values(WINDOW_REASONS).filter(({ admit }) => admit).map(({ code }) => code);
+    assert.deepEqual(admitted, expected.sort((x, y) => x - y));
+  });
+
   it('gives the seen-set script the codes of core/seen-codes', async () => {
     assert.deepEqual(await preludeTables('dedupSeenSet', 'CLAIM = CLAIM, LEASE_EXPIRED = LEASE_EXPIRED, SETTLE = SETTLE'), {
       CLAIM: { ...CLAIM },
@@ -86,7 +93,7 @@ describe('redis scripts: the codes both sides name', () => {
     assert.deepEqual([...uses('seen-set.lua', 'SETTLE')].sort(), Object.keys(SETTLE).sort());
     for (const file of ['sliding-window.lua', 'seen-set.lua']) {
       const text = readFileSync(join(LUA_DIR, file), 'utf8');
-      assert.doesNotMatch(text, /^\s*local\s+[\w\s,]*\b(REASON|CLAIM|SETTLE|LEASE_EXPIRED)\b[\w\s,]*=/m, `${file} defines a code table of its own`);
+      assert.doesNotMatch(text, /^\s*local\s+[\w\s,]*\b(REASON|ADMITS|CLAIM|SETTLE|LEASE_EXPIRED)\b[\w\s,]*=/m, `${file} defines a code table of its own`);
     }
   });
 });
