@@ -1,10 +1,12 @@
 import type { IncomingMessage } from 'http';
+import { errorMessage } from './node-red/errors';
 import { insightDetails, insightSummaries, keyGaps, publishInsight, runningSubject, windowSample } from './node-red/insight';
 import { DEFAULT_METRES, DEFAULT_SECONDS, MAX_VALUES, parseList, ruleOf, withCurrent } from './tune/grid-spec';
 import type { WhatIfJob } from './tune/jobs';
 import { runWhatIfJob } from './tune/threads';
 import { ttlWhatIf } from './tune/ttl-what-if';
 import { MAX_UPLOAD_BYTES, readUpload } from './tune/upload';
+import type { WhatIfRequest } from './tune/what-if';
 
 /**
  * The dedup sidebar's runtime half (a Node-RED plugin, package.json
@@ -112,7 +114,7 @@ export = function registerDedupSidebar(RED: PluginAPI): void {
       }
       res.json({ ...extra, read: reply.read ?? null, result: reply.result });
     } catch (error) {
-      fail(res, 500, 'failed', { detail: error instanceof Error ? error.message : String(error) });
+      fail(res, 500, 'failed', { detail: errorMessage(error) });
     } finally {
       busy = false;
     }
@@ -139,8 +141,7 @@ export = function registerDedupSidebar(RED: PluginAPI): void {
     const body = req.body !== null && typeof req.body === 'object' ? (req.body as Record<string, unknown>) : {};
     const spec = gridOf(body, settings, res);
     if (spec === undefined) return;
-    const request = { spec, rule: ruleOf(settings, 'node'), heartbeatSeconds: Number(settings.minSeconds) };
-    void answer(res, { kind: 'what-if', input: { columns: sample.columns }, fields: {}, request }, { source: 'sample', current: currentOf(settings) });
+    void answer(res, { kind: 'what-if', input: { columns: sample.columns }, fields: {}, request: requestOf(spec, settings) }, { source: 'sample', current: currentOf(settings) });
   });
 
   RED.httpAdmin.post(`${BASE}/:id/what-if/file`, write, (req, res) => {
@@ -162,13 +163,12 @@ export = function registerDedupSidebar(RED: PluginAPI): void {
           return;
         }
         const fields = { heading: typeof settings.minHeadingDegrees === 'number', accuracy: typeof settings.accuracyProperty === 'string' && settings.accuracyProperty !== '' };
-        const request = { spec, rule: ruleOf(settings, 'node'), heartbeatSeconds: Number(settings.minSeconds) };
         const name = typeof req.query.name === 'string' ? req.query.name.slice(0, 200) : '';
-        void answer(res, { kind: 'what-if', input: { text: upload.bytes }, fields, request }, { source: 'file', name, current: currentOf(settings) });
+        void answer(res, { kind: 'what-if', input: { text: upload.bytes }, fields, request: requestOf(spec, settings) }, { source: 'file', name, current: currentOf(settings) });
       },
       (error: unknown) => {
         busy = false;
-        fail(res, 400, 'uploadFailed', { detail: error instanceof Error ? error.message : String(error) });
+        fail(res, 400, 'uploadFailed', { detail: errorMessage(error) });
       },
     );
   });
@@ -188,6 +188,11 @@ export = function registerDedupSidebar(RED: PluginAPI): void {
     res.json({ current, stats: gaps.stats, replays: gaps.gaps.length, points: ttlWhatIf(gaps.gaps, current) });
   });
 };
+
+/** The node's own rule around the requested grid; the jitter is measured under the node's Heartbeat. */
+function requestOf(spec: WhatIfRequest['spec'], settings: Record<string, unknown>): WhatIfRequest {
+  return { spec, rule: ruleOf(settings, 'node'), heartbeatSeconds: Number(settings.minSeconds) };
+}
 
 function currentOf(settings: Record<string, unknown>): { minSeconds: unknown; minMetres: unknown } {
   return { minSeconds: settings.minSeconds, minMetres: settings.minMetres };

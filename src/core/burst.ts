@@ -11,7 +11,7 @@
  * the message itself is being retried.
  */
 import type { PropertyPath } from './property-path';
-import { CLAIM, claimOutcome, LEASE_EXPIRED } from './seen-codes';
+import { CLAIM, claimOutcome, isAdmitted, LEASE_EXPIRED } from './seen-codes';
 
 /** One idempotency key to claim. */
 export interface SeenClaim {
@@ -31,8 +31,16 @@ export interface Keyed {
   index: number;
   raw: unknown;
   key: string;
-  /** Index into the claims; -1 for a repeat of a key earlier in the same message. */
+  /** Index into the claims; for a repeat of a key earlier in the same message, -1 - the index of that key's claim. */
   claimAt: number;
+}
+
+/**
+ * The claim whose answer decides a keyed reading: a repeat keeps its first
+ * occurrence's index encoded negative, so that its sign alone marks it a repeat.
+ */
+export function claimIndex(keyed: Keyed): number {
+  return keyed.claimAt >= 0 ? keyed.claimAt : -1 - keyed.claimAt;
 }
 
 export interface Rejected {
@@ -114,10 +122,9 @@ export function settleReadings(prepared: Prepared, codes: readonly number[] | un
   const settled: Settled = { admitted: [], suppressed: [], replayed: 0, leaseExpired: 0 };
   if (storeError !== undefined) settled.storeError = storeError;
   for (const keyed of prepared.keyed) {
-    const at = keyed.claimAt >= 0 ? keyed.claimAt : -1 - keyed.claimAt;
-    const code = codes === undefined ? CLAIM.admitted : (codes[at] as number);
+    const code = codes === undefined ? CLAIM.admitted : (codes[claimIndex(keyed)] as number);
     const outcome = claimOutcome(code);
-    const admitted = outcome === CLAIM.admitted || outcome === CLAIM.replayed;
+    const admitted = isAdmitted(code);
     if (keyed.claimAt < 0) {
       // A repeat inside the message: a duplicate of its first occurrence, or
       // pending with it.

@@ -67,7 +67,7 @@ type OneShotHash = (algorithm: string, data: string, outputEncoding: 'hex') => s
  */
 const oneShot = (crypto as { hash?: OneShotHash }).hash;
 
-function sha256Hex(text: string): string {
+export function sha256Hex(text: string): string {
   return oneShot !== undefined ? oneShot('sha256', text, 'hex') : crypto.createHash('sha256').update(text, 'utf8').digest('hex');
 }
 

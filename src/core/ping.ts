@@ -32,7 +32,7 @@ export function readPing(raw: RawPing): PingResult {
   if (!lat.ok) return rejected('lat', raw.lat, lat);
   const lon = readNumberInRange(raw.lon, -180, 180);
   if (!lon.ok) return rejected('lon', raw.lon, lon);
-  const heading = optional(raw.heading, NaN, (value) => readNumberInRange(value, 0, 360));
+  const heading = optional(raw.heading, NaN, readHeading);
   if (!heading.ok) return rejected('heading', raw.heading, heading);
   const accuracy = optional(raw.accuracy, 0, readAccuracy);
   if (!accuracy.ok) return rejected('accuracy', raw.accuracy, accuracy);
@@ -54,6 +54,10 @@ export function readPing(raw: RawPing): PingResult {
 
 function optional(value: unknown, absent: number, read: (value: unknown) => FieldResult<number>): FieldResult<number> {
   return value === undefined || value === null ? { ok: true, value: absent } : read(value);
+}
+
+function readHeading(value: unknown): FieldResult<number> {
+  return readNumberInRange(value, 0, 360);
 }
 
 function readAccuracy(value: unknown): FieldResult<number> {

@@ -1,10 +1,10 @@
-import type { Prepared, Settled } from '../core/burst';
+import { claimIndex, type Prepared, type Settled } from '../core/burst';
 import type { Ping } from '../core/sliding-window';
 import type { WindowOutcome } from '../stores/types';
 import { AssetBoard, type AssetRow } from '../tune/asset-board';
 import { DeviceBoard, type DeviceRow } from '../tune/device-board';
 import { KeyArrivals, type KeyArrivalStats } from '../tune/key-arrivals';
-import type { PingColumns } from '../tune/ping-columns';
+import { blankPing, pingAt, type PingColumns } from '../tune/ping-columns';
 import { PingRing } from '../tune/ping-ring';
 import { ADMITTED, RateSeries, REJECTED, SUPPRESSED, type RateSnapshot } from '../tune/rate-series';
 import type { StoreInfo } from './store-binding';
@@ -171,17 +171,8 @@ function resized(old: PingRing | undefined, capacity: number): PingRing {
   const ring = new PingRing(capacity);
   if (old !== undefined && capacity > 0) {
     const columns = old.columns();
-    const ping: Ping = { assetId: '', t: 0, lat: 0, lon: 0, heading: NaN, accuracy: 0, events: 0 };
-    for (let i = Math.max(0, columns.size - capacity); i < columns.size; i++) {
-      ping.assetId = columns.names[columns.asset[i] as number] as string;
-      ping.t = columns.t[i] as number;
-      ping.lat = columns.lat[i] as number;
-      ping.lon = columns.lon[i] as number;
-      ping.heading = columns.heading[i] as number;
-      ping.accuracy = columns.accuracy[i] as number;
-      ping.events = columns.events[i] as number;
-      ring.push(ping, columns.arrival[i] as number);
-    }
+    const ping = blankPing();
+    for (let i = Math.max(0, columns.size - capacity); i < columns.size; i++) ring.push(pingAt(columns, i, ping), columns.arrival[i] as number);
   }
   return ring;
 }
@@ -250,7 +241,7 @@ function sensorInsight(record: NodeRecord): NodeInsight {
       for (const keyed of settled.admitted) arrivals.admitted(keyed.key, now);
       for (const { keyed } of settled.suppressed) {
         // A repeat inside the message points at its first occurrence's claim (core/burst).
-        const claim = prepared.claims[keyed.claimAt >= 0 ? keyed.claimAt : -1 - keyed.claimAt];
+        const claim = prepared.claims[claimIndex(keyed)];
         if (claim !== undefined) devices.replayed(claim.group, now);
         arrivals.replayed(keyed.key, now);
       }
@@ -325,11 +316,11 @@ export function insightDetails(id: string, now = Date.now()): NodeDetails | unde
   return details;
 }
 
-/** A running sliding-window node's sample, oldest first, with its settings; undefined when there is no such node. */
-export function windowSample(id: string): { columns: PingColumns; settings: Record<string, unknown> } | undefined {
+/** A running sliding-window node's sample, oldest first; undefined when there is no such node. */
+export function windowSample(id: string): { columns: PingColumns } | undefined {
   const record = records.get(id);
   if (record === undefined || record.current === undefined || record.ring === undefined) return undefined;
-  return { columns: record.ring.columns(), settings: record.subject.settings() };
+  return { columns: record.ring.columns() };
 }
 
 /** A running sensor node's measured replay gaps (ms), with its settings. */

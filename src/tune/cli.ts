@@ -3,12 +3,10 @@ import { join } from 'path';
 import { SLIDING_WINDOW_DEFAULTS } from '../node-red/editor-settings';
 import { loadCatalog, type Translate } from './catalog';
 import { DEFAULT_METRES, DEFAULT_SECONDS, MAX_VALUES, parseList, ruleOf } from './grid-spec';
-import type { ReadSummary } from './jobs';
-import { parkedJitter } from './jitter';
-import { MAX_REPORTED_BAD_ROWS, PingFileError, readPingFile } from './ping-file';
-import { toCsv, toJson, toTable, type Report } from './report';
+import { PingFileError, readPingFile } from './ping-file';
+import { badRowLines, toCsv, toJson, toTable, type Report } from './report';
 import { cores, runGridThreaded } from './threads';
-import type { WhatIfResult } from './what-if';
+import { whatIf, type WhatIfResult } from './what-if';
 
 /**
  * dedup-tune: the what-if of the dedup sidebar for a recorded file.
@@ -76,25 +74,15 @@ export async function main(argv: readonly string[], io: Io = PROCESS_IO, progres
     io.stderr(`dedup-tune: ${t(`cli.errors.${error.code}`, { file, ...error.details, message: error.message })}\n`);
     return 1;
   }
-  const { columns } = read;
-  const summary: ReadSummary = { format: read.format, rows: read.rows, badRows: read.badRows, firstBad: read.firstBad };
-  if (read.badRows > 0 && options.format !== 'table') {
-    io.stderr(`${t('cli.table.badRows', { count: read.badRows.toLocaleString('en-US'), max: MAX_REPORTED_BAD_ROWS })}\n`);
-    for (const bad of read.firstBad) io.stderr(`${t('cli.table.badRow', { line: bad.line, problem: bad.problem })}\n`);
-  }
+  const { columns, ...summary } = read;
+  if (summary.badRows > 0 && options.format !== 'table') for (const line of badRowLines(summary, t)) io.stderr(`${line}\n`);
   const rule = ruleOf({ ttlSeconds: options.ttlSeconds });
   const spec = { seconds: options.seconds, metres: options.metres };
   const loud = columns.size > progressFrom;
   const cells = await runGridThreaded(columns, spec, rule, options.threads, (done, total) => {
     if (loud) io.stderr(t('cli.progress.cell', { done, total }) + '\n');
   });
-  const result: WhatIfResult = {
-    spec,
-    received: columns.size,
-    assets: columns.names.length,
-    cells,
-    jitter: parkedJitter(columns, { heartbeatSeconds: options.heartbeatSeconds }),
-  };
+  const result = whatIf(columns, { spec, rule, heartbeatSeconds: options.heartbeatSeconds }, cells);
   const report: Report = { file, read: summary, rule, result };
   io.stdout(options.format === 'csv' ? toCsv(cells) : options.format === 'json' ? toJson(report) : toTable(report, t));
   if (options.svg !== undefined) writeFileSync(options.svg, svgOf(result, t));

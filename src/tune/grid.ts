@@ -59,15 +59,18 @@ export function decideAll(columns: PingColumns, settings: MemoryWindowSettings):
   return cell(settings.minSeconds, settings.minMetres, columns.size, admitted, reasons);
 }
 
-/** Every pair of the spec, Heartbeat first (one row per Heartbeat, then per Movement). */
+/** The settings of every cell of the grid, in the cells' order: Heartbeat first (one row per Heartbeat, then per Movement). */
+export function cellSettings(spec: GridSpec, rule: GridRule): MemoryWindowSettings[] {
+  return spec.seconds.flatMap((minSeconds) => spec.metres.map((minMetres) => ({ ...rule, minSeconds, minMetres })));
+}
+
+/** Every pair of the spec, in cellSettings' order. */
 export function runGrid(columns: PingColumns, spec: GridSpec, rule: GridRule, onCell?: (done: number, total: number) => void): GridCell[] {
+  const settings = cellSettings(spec, rule);
   const cells: GridCell[] = [];
-  const total = spec.seconds.length * spec.metres.length;
-  for (const minSeconds of spec.seconds) {
-    for (const minMetres of spec.metres) {
-      cells.push(decideAll(columns, { ...rule, minSeconds, minMetres }));
-      onCell?.(cells.length, total);
-    }
+  for (const s of settings) {
+    cells.push(decideAll(columns, s));
+    onCell?.(cells.length, settings.length);
   }
   return cells;
 }

@@ -1,4 +1,5 @@
 import { distanceMetres } from '../core/geo';
+import { grown } from '../core/recency-index';
 import type { PingColumns } from './ping-columns';
 
 /**
@@ -153,8 +154,6 @@ class Growable {
   }
 
   private reserve(capacity: number): void {
-    const next = new Float64Array(capacity);
-    next.set(this.data.subarray(0, this.length));
-    this.data = next;
+    this.data = grown(this.data, capacity);
   }
 }

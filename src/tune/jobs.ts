@@ -2,7 +2,7 @@ import { TextDecoder } from 'util';
 import type { MemoryWindowSettings } from '../stores/memory-window-store';
 import { decideAll, type GridCell } from './grid';
 import type { PingColumns } from './ping-columns';
-import { PingFileError, readPingText, type BadRow, type PingFileFormat, type RuleFields } from './ping-file';
+import { PingFileError, readPingText, type PingFileResult, type RuleFields } from './ping-file';
 import { whatIf, type WhatIfRequest, type WhatIfResult } from './what-if';
 
 /**
@@ -29,12 +29,7 @@ export interface WhatIfJob {
 export type Job = CellsJob | WhatIfJob;
 
 /** How a file was read: everything of PingFileResult but the pings themselves. */
-export interface ReadSummary {
-  format: PingFileFormat;
-  rows: number;
-  badRows: number;
-  firstBad: BadRow[];
-}
+export type ReadSummary = Omit<PingFileResult, 'columns'>;
 
 export type Reply =
   | { kind: 'cell'; index: number; cell: GridCell }
@@ -52,9 +47,7 @@ export function runJob(job: Job, post: (reply: Reply) => void): void {
     let columns: PingColumns;
     let read: ReadSummary | undefined;
     if ('text' in job.input) {
-      const file = readPingText(new TextDecoder('utf-8').decode(job.input.text), job.fields);
-      columns = file.columns;
-      read = { format: file.format, rows: file.rows, badRows: file.badRows, firstBad: file.firstBad };
+      ({ columns, ...read } = readPingText(new TextDecoder('utf-8').decode(job.input.text), job.fields));
     } else {
       columns = job.input.columns;
     }

@@ -1,3 +1,4 @@
+import { grown } from '../core/recency-index';
 import type { Ping } from '../core/sliding-window';
 
 /**
@@ -85,19 +86,14 @@ export class PingColumnsBuilder {
   }
 
   private grow(capacity: number): void {
-    const grow = <T extends Int32Array | Float64Array>(column: T): T => {
-      const next = new (column.constructor as new (length: number) => T)(capacity);
-      next.set(column);
-      return next;
-    };
-    this.asset = grow(this.asset);
-    this.t = grow(this.t);
-    this.lat = grow(this.lat);
-    this.lon = grow(this.lon);
-    this.heading = grow(this.heading);
-    this.accuracy = grow(this.accuracy);
-    this.events = grow(this.events);
-    this.arrival = grow(this.arrival);
+    this.asset = grown(this.asset, capacity);
+    this.t = grown(this.t, capacity);
+    this.lat = grown(this.lat, capacity);
+    this.lon = grown(this.lon, capacity);
+    this.heading = grown(this.heading, capacity);
+    this.accuracy = grown(this.accuracy, capacity);
+    this.events = grown(this.events, capacity);
+    this.arrival = grown(this.arrival, capacity);
   }
 }
 

@@ -1,5 +1,6 @@
+import { grown } from '../core/recency-index';
 import type { Ping } from '../core/sliding-window';
-import { PingColumnsBuilder, type PingColumns } from './ping-columns';
+import { blankPing, PingColumnsBuilder, type PingColumns } from './ping-columns';
 
 /**
  * A sliding-window node's recent input for the what-if: the last
@@ -55,7 +56,7 @@ export class PingRing {
   columns(): PingColumns {
     const builder = new PingColumnsBuilder();
     const start = this.oldestIndex();
-    const ping: Ping = { assetId: '', t: 0, lat: 0, lon: 0, heading: NaN, accuracy: 0, events: 0 };
+    const ping = blankPing();
     for (let k = 0; k < this.count; k++) {
       const i = (start + k) % this.count;
       ping.assetId = this.ids[i] as string;
@@ -82,17 +83,12 @@ export class PingRing {
   }
 
   private grow(capacity: number): void {
-    const grow = (column: Float64Array): Float64Array<ArrayBuffer> => {
-      const next = new Float64Array(capacity);
-      next.set(column);
-      return next;
-    };
-    this.t = grow(this.t);
-    this.lat = grow(this.lat);
-    this.lon = grow(this.lon);
-    this.heading = grow(this.heading);
-    this.accuracy = grow(this.accuracy);
-    this.events = grow(this.events);
-    this.arrival = grow(this.arrival);
+    this.t = grown(this.t, capacity);
+    this.lat = grown(this.lat, capacity);
+    this.lon = grown(this.lon, capacity);
+    this.heading = grown(this.heading, capacity);
+    this.accuracy = grown(this.accuracy, capacity);
+    this.events = grown(this.events, capacity);
+    this.arrival = grown(this.arrival, capacity);
   }
 }

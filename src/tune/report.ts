@@ -92,10 +92,14 @@ export function toTable(report: Report, t: Translate): string {
           suggested: j.suggestedMetres ?? '',
         }),
   );
-  if (read.badRows > 0) {
-    lines.push('');
-    lines.push(t('cli.table.badRows', { count: thousands(read.badRows), max: MAX_REPORTED_BAD_ROWS }));
-    for (const bad of read.firstBad) lines.push(t('cli.table.badRow', { line: bad.line, problem: bad.problem }));
-  }
+  if (read.badRows > 0) lines.push('', ...badRowLines(read, t));
   return `${lines.join('\n')}\n`;
+}
+
+/** How many rows were bad, then the first of them named: in the table, or on stderr beside CSV and JSON. */
+export function badRowLines(read: ReadSummary, t: Translate): string[] {
+  return [
+    t('cli.table.badRows', { count: thousands(read.badRows), max: MAX_REPORTED_BAD_ROWS }),
+    ...read.firstBad.map((bad) => t('cli.table.badRow', { line: bad.line, problem: bad.problem })),
+  ];
 }

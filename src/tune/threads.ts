@@ -3,7 +3,7 @@ import { availableParallelism } from 'os';
 import { join } from 'path';
 import { Worker } from 'worker_threads';
 import type { MemoryWindowSettings } from '../stores/memory-window-store';
-import type { GridCell, GridRule, GridSpec } from './grid';
+import { cellSettings, type GridCell, type GridRule, type GridSpec } from './grid';
 import { runJob, type Job, type Reply, type WhatIfJob } from './jobs';
 import { transferables, type PingColumns } from './ping-columns';
 
@@ -32,7 +32,7 @@ export async function runGridThreaded(
   threads: number,
   onCell?: (done: number, total: number) => void,
 ): Promise<GridCell[]> {
-  const settings = spec.seconds.flatMap((minSeconds) => spec.metres.map((minMetres) => ({ ...rule, minSeconds, minMetres })));
+  const settings = cellSettings(spec, rule);
   const cells = new Array<GridCell>(settings.length);
   let done = 0;
   const count = threadsAvailable() ? Math.max(1, Math.min(threads, settings.length)) : 1;

@@ -23,12 +23,13 @@ export interface WhatIfResult {
   jitter: JitterResult;
 }
 
-export function whatIf(columns: PingColumns, request: WhatIfRequest, onCell?: (done: number, total: number) => void): WhatIfResult {
+/** `cells`: the grid when the caller ran it already (the command, in threads of its own); otherwise it runs here. */
+export function whatIf(columns: PingColumns, request: WhatIfRequest, cells: GridCell[] = runGrid(columns, request.spec, request.rule)): WhatIfResult {
   return {
     spec: request.spec,
     received: columns.size,
     assets: columns.names.length,
-    cells: runGrid(columns, request.spec, request.rule, onCell),
+    cells,
     jitter: parkedJitter(columns, { heartbeatSeconds: request.heartbeatSeconds }),
   };
 }

@@ -74,14 +74,7 @@ function run(...args: string[]): { status: number | null; stdout: string; stderr
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
-interface Cell {
-  minSeconds: number;
-  minMetres: number;
-  received: number;
-  admitted: number;
-  suppressed: number;
-  admittedFraction: number;
-}
+type Cell = Record<(typeof CSV_COLUMNS)[number], number>;
 
 function parseCsv(text: string): { header: string; cells: Cell[] } {
   const [header, ...lines] = text.trim().split('\n');
