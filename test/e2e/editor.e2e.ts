@@ -9,7 +9,7 @@
  * test-results/screenshots/, or to docs/ (for README) with E2E_SCREENSHOTS=docs.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readFileSync } from 'fs';
+import { existsSync, readFileSync } from 'fs';
 import { join } from 'path';
 import type Redis from 'ioredis';
 import { closeRedisClient, newRedisClient, sharedRedis, useRedis } from '../support/global-hooks';
@@ -117,15 +117,7 @@ describe('the pack in the Node-RED editor (Chromium)', function () {
   });
 
   afterEach(async function () {
-    if (this.currentTest?.state === 'failed') {
-      const dir = join(__dirname, '..', '..', 'test-results');
-      mkdirSync(dir, { recursive: true });
-      const name = (this.currentTest.title || 'failed').replace(/[^\w-]+/g, '_').slice(0, 80);
-      await editor.page.screenshot({ path: join(dir, `${name}.png`) }).catch(() => undefined);
-      console.log(`    screenshot: test-results/${name}.png\n    Node-RED log tail:\n${server.log().slice(-3000)}`);
-      return;
-    }
-    assert.deepEqual(editor.pageErrors, [], 'the editor page threw');
+    await editor.afterTest(this.currentTest);
   });
 
   it('lists every dedup node in the palette under "dedup", with its label and icon', async function () {

@@ -6,7 +6,7 @@
  * tab go to test-results/screenshots/, or to docs/ with E2E_SCREENSHOTS=docs.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync, truncateSync, writeFileSync } from 'fs';
+import { mkdtempSync, rmSync, truncateSync, writeFileSync } from 'fs';
 import { tmpdir } from 'os';
 import { dirname, join } from 'path';
 import { Editor, launchBrowser, screenshotFile, type Browser } from './support/editor';
@@ -77,15 +77,7 @@ describe('the dedup sidebar in the Node-RED editor (Chromium)', function () {
   });
 
   afterEach(async function () {
-    if (this.currentTest?.state === 'failed') {
-      const dir = join(__dirname, '..', '..', 'test-results');
-      mkdirSync(dir, { recursive: true });
-      const name = (this.currentTest.title || 'failed').replace(/[^\w-]+/g, '_').slice(0, 80);
-      await editor.page.screenshot({ path: join(dir, `${name}.png`) }).catch(() => undefined);
-      console.log(`    screenshot: test-results/${name}.png\n    Node-RED log tail:\n${server.log().slice(-3000)}`);
-      return;
-    }
-    assert.deepEqual(editor.pageErrors, [], 'the editor page threw');
+    await editor.afterTest(this.currentTest);
   });
 
   const entry = (id: string) => editor.page.locator(`.dedup-sb-node[data-node-id="${id}"]`);

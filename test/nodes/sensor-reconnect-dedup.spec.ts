@@ -19,6 +19,7 @@ import {
   type StoreKind,
 } from '../support/node-red-helper';
 import { freePort } from '../support/redis-server';
+import { assertReconciled, countsOf, deliver, type Counts, type Outcome } from '../support/sensor-delivery';
 
 // ---------------------------------------------------------------------------
 // Readings
@@ -47,83 +48,9 @@ const VECTORS: [RawReading, string][] = [
 // ---------------------------------------------------------------------------
 // The flow and what comes out of it
 
-/** Runtime settings for the next load; the shared helper type leaves this method out. */
-interface Counts {
-  received: number;
-  unique: number;
-  duplicates_suppressed: number;
-  rejected: number;
-}
-
-/** What one input message produced. */
-interface Outcome {
-  admitted: Msg[];
-  second: Msg[];
-  caught: Msg[];
-  ms: number;
-}
-
 function load(store: StoreKind, overrides: Record<string, unknown> = {}, redisOverrides: Record<string, unknown> = {}): Promise<Harness> {
   // loadDedup gives the node its en-US catalog, so messages read as users see them.
   return loadDedup('sensor-reconnect-dedup', store, overrides, redisOverrides);
-}
-
-/**
- * Sends one message and waits for its end: done() (seen by the Complete
- * node), or done(err) (one more error at the Catch node than the bad
- * readings account for). Then waits a little longer and checks nothing else
- * arrived: done() is called exactly once. Every message out is checked for
- * reconciled counts.
- */
-async function deliver(
-  h: Harness,
-  payload: unknown,
-  expect: { completes?: number; errors?: number; extra?: Partial<Msg>; timeoutMs?: number } = {},
-): Promise<Outcome> {
-  const completes = expect.completes ?? 1;
-  const errors = expect.errors ?? 0;
-  const before = { admitted: h.admitted.length, second: h.second.length, caught: h.caught.length, completed: h.completed.length };
-  const started = Date.now();
-  h.send(payload, expect.extra);
-  await until(
-    () => h.completed.length >= before.completed + completes && h.caught.length >= before.caught + errors,
-    `${completes} done() and ${errors} errors`,
-    expect.timeoutMs ?? 5000,
-  );
-  const ms = Date.now() - started;
-  await sleep(30);
-  assert.equal(h.completed.length - before.completed, completes, 'done() calls without an error');
-  assert.equal(h.caught.length - before.caught, errors, 'errors at the Catch node');
-  const outcome: Outcome = {
-    admitted: h.admitted.slice(before.admitted),
-    second: h.second.slice(before.second),
-    caught: h.caught.slice(before.caught),
-    ms,
-  };
-  for (const msg of [...outcome.admitted, ...outcome.second]) assertReconciled(msg);
-  return outcome;
-}
-
-function countsOf(source: Record<string, unknown> | undefined): Counts {
-  assert.ok(source !== undefined, 'counts expected');
-  return {
-    received: source.received as number,
-    unique: source.unique as number,
-    duplicates_suppressed: source.duplicates_suppressed as number,
-    rejected: source.rejected as number,
-  };
-}
-
-/** received = unique + duplicates_suppressed + rejected, wherever counts appear. */
-function assertReconciled(msg: Msg): void {
-  const counts = countsOf(msg.dedup);
-  assert.equal(counts.received, counts.unique + counts.duplicates_suppressed + counts.rejected, `counts do not add up: ${JSON.stringify(counts)}`);
-  if (msg.dedup?.decision === 'audit') {
-    const audit = msg.payload as Record<string, unknown>;
-    assert.deepEqual(countsOf(audit), counts, 'the audit payload and msg.dedup agree');
-    assert.equal((audit.suppressed as unknown[]).length, counts.duplicates_suppressed);
-    assert.equal((audit.rejections as unknown[]).length, counts.rejected);
-  }
 }
 
 /** The one audit message of a burst, with the counts expected. */

@@ -8,7 +8,8 @@
 import assert from 'node:assert/strict';
 import { idempotencyKey } from '../../src/core/idempotency-key';
 import { useRedis } from '../support/global-hooks';
-import { helper, loadDedup, sleep, startServer, stopServer, until, type DedupHarness, type Msg, type StoreKind } from '../support/node-red-helper';
+import { helper, loadDedup, sleep, startServer, stopServer, until, type StoreKind } from '../support/node-red-helper';
+import { deliver, type Outcome } from '../support/sensor-delivery';
 
 const RECEIVED = '2026-07-16T09:00:00.123456Z';
 
@@ -71,24 +72,7 @@ const CHIRPSTACK = {
   version: 2,
 };
 
-interface Delivered {
-  admitted: Msg[];
-  second: Msg[];
-  caught: Msg[];
-}
-
-async function deliver(h: DedupHarness, payload: unknown, expect: { completes?: number; errors?: number } = {}, extra: Partial<Msg> = {}): Promise<Delivered> {
-  const before = { admitted: h.admitted.length, second: h.second.length, caught: h.caught.length, completed: h.completed.length };
-  h.send(payload, extra);
-  const completes = expect.completes ?? 1;
-  const errors = expect.errors ?? 0;
-  await until(() => h.completed.length >= before.completed + completes && h.caught.length >= before.caught + errors, `${completes} done() and ${errors} errors`);
-  await sleep(20);
-  assert.equal(h.caught.length - before.caught, errors, 'errors at the Catch node');
-  return { admitted: h.admitted.slice(before.admitted), second: h.second.slice(before.second), caught: h.caught.slice(before.caught) };
-}
-
-function decisions(d: Delivered): string[] {
+function decisions(d: Outcome): string[] {
   return [...d.admitted, ...d.second].map((m) => `${String(m.dedup?.decision)}:${String(m.dedup?.reason)}`);
 }
 

@@ -4,6 +4,7 @@
  * deploy, import an example. Everything waits for a visible condition of the
  * editor rather than for a fixed time.
  */
+import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'fs';
 import { tmpdir } from 'os';
 import { join } from 'path';
@@ -113,6 +114,23 @@ export class Editor {
   get page(): Page {
     if (this.current === undefined) throw new Error('the editor is not open: call open() first');
     return this.current;
+  }
+
+  /**
+   * The end of every editor test: a failed one leaves a screenshot in
+   * test-results/ and prints the tail of Node-RED's log; a passed one must
+   * not have made the page throw.
+   */
+  async afterTest(test: { state?: string; title: string } | undefined): Promise<void> {
+    if (test?.state === 'failed') {
+      const dir = join(ROOT, 'test-results');
+      mkdirSync(dir, { recursive: true });
+      const name = (test.title || 'failed').replace(/[^\w-]+/g, '_').slice(0, 80);
+      await this.page.screenshot({ path: join(dir, `${name}.png`) }).catch(() => undefined);
+      console.log(`    screenshot: test-results/${name}.png\n    Node-RED log tail:\n${this.server.log().slice(-3000)}`);
+      return;
+    }
+    assert.deepEqual(this.pageErrors, [], 'the editor page threw');
   }
 
   /** Loads the editor in a fresh tab (no state kept from the last one) and waits for the palette. */
