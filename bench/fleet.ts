@@ -25,10 +25,9 @@
  * fail or pass the 0.8x target by chance.
  */
 import Redis from 'ioredis';
-import type { Replies } from '../src/stores/types';
-import { pingMessages, type PingMessage } from './data';
+import { pingMessages } from './data';
 import { benchFlow } from './flows';
-import { answerParent, gc, heapAfterGc, redisCpuSeconds, sleep, startBenchRuntime, usedMemory, withTimeout } from './runtime';
+import { answerParent, drive, gc, heapAfterGc, redisCpuSeconds, sleep, startBenchRuntime, usedMemory, withTimeout } from './runtime';
 import { Sink } from './worker';
 
 process.setSourceMapsEnabled(false);
@@ -72,30 +71,6 @@ export const FLEET_CAP = 1_000_000;
 const RULE = { minSeconds: 60, minMetres: 25, ttlSeconds: 21_600, maxAheadSeconds: 300 };
 const IN_FLIGHT = 5000;
 
-/** Writes the pings' decisions through the Redis store class, at most IN_FLIGHT unanswered. */
-function fillRedis(store: InstanceType<typeof RedisWindowStore>, pings: readonly PingMessage[]): Promise<void> {
-  return new Promise((resolve, reject) => {
-    let next = 0;
-    let open = 0;
-    const replies: Replies<unknown, undefined> = {
-      value: () => {
-        open--;
-        pump();
-      },
-      error: (error) => reject(error instanceof Error ? error : new Error(String(error))),
-    };
-    const pump = (): void => {
-      while (open < IN_FLIGHT && next < pings.length) {
-        const { assetId, ts, lat, lon } = (pings[next++] as PingMessage).payload;
-        open++;
-        store.decide({ assetId, t: ts, lat, lon }, replies, undefined);
-      }
-      if (open === 0 && next === pings.length) resolve();
-    };
-    pump();
-  });
-}
-
 export async function runFleet(job: FleetJob): Promise<FleetResult> {
   const sink = new Sink();
   const admin = job.store === 'redis' ? new Redis({ host: '127.0.0.1', port: job.redisPort }) : undefined;
@@ -119,8 +94,12 @@ export async function runFleet(job: FleetJob): Promise<FleetResult> {
     for (let from = 0; from < job.assets; from += SLICE) {
       const slice = pingMessages(Math.min(SLICE, job.assets - from), job.assets, 'veh-', from);
       gc();
-      if (filler) await fillRedis(filler, slice);
-      else await fire(slice, `the fleet's first pings from ${from}`);
+      if (filler) {
+        await drive(slice, IN_FLIGHT, (ping, replies) => {
+          const { assetId, ts, lat, lon } = ping.payload;
+          filler.decide({ assetId, t: ts, lat, lon }, replies, undefined);
+        });
+      } else await fire(slice, `the fleet's first pings from ${from}`);
     }
     const after = admin ? await usedMemory(admin, job.redisSettleMs) : heapAfterGc();
 

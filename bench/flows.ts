@@ -42,7 +42,6 @@ const REDIS_ID = 'bench-redis';
 const TAB_ID = 'bench-tab';
 
 export const SENSOR_LINES: readonly LineId[] = ['sr-memory', 'sr-redis', 'sr-memory-confirm', 'sr-redis-confirm', 'sr-nested'];
-export const CONFIRM_LINES: readonly LineId[] = ['sr-memory-confirm', 'sr-redis-confirm'];
 
 export function usesRedis(line: LineId): boolean {
   return line === 'sw-redis' || line === 'sr-redis' || line === 'sr-redis-confirm' || line === 'naive';

@@ -12,7 +12,7 @@
 import type Redis from 'ioredis';
 import { startChild } from './children';
 import type { RedisTarget } from './flows';
-import { redisCpuSeconds } from './runtime';
+import { redisCpuSecondsOf } from './runtime';
 import type { TrialJob, TrialResult } from './worker';
 
 export interface HorizontalResult {
@@ -36,11 +36,6 @@ export interface HorizontalSetup {
   assets: number;
   warmups: number;
   warmupUnits: number;
-}
-
-async function cpuOf(admins: readonly Redis[]): Promise<number> {
-  const each = await Promise.all(admins.map((a) => redisCpuSeconds(a)));
-  return each.reduce((s, v) => s + v, 0);
 }
 
 export async function runHorizontal(setup: HorizontalSetup, processes: number): Promise<HorizontalResult> {
@@ -73,10 +68,10 @@ export async function runHorizontal(setup: HorizontalSetup, processes: number): 
     early.catch(() => undefined);
     await Promise.race([ready, early]);
     await Promise.all(setup.admins.map((a) => a.flushall()));
-    const cpu0 = await cpuOf(setup.admins);
+    const cpu0 = await redisCpuSecondsOf(setup.admins);
     for (const child of children) child.process.send({ type: 'go' });
     const results = await Promise.all(children.map((c) => c.answer));
-    const cpu = (await cpuOf(setup.admins)) - cpu0;
+    const cpu = (await redisCpuSecondsOf(setup.admins)) - cpu0;
     const units = results.reduce((s, r) => s + r.units, 0);
     const seconds = (Math.max(...results.map((r) => r.endedAt)) - Math.min(...results.map((r) => r.startedAt))) / 1000;
     const tally: Record<string, number> = {};

@@ -14,7 +14,7 @@ import Redis from 'ioredis';
 import type { Ping } from '../src/core/sliding-window';
 import type { Replies, SeenClaim } from '../src/stores/types';
 import { PING_EPOCH_MS, reading, READINGS_PER_BURST, type Reading } from './data';
-import { answerParent, heapAfterGc, usedMemory } from './runtime';
+import { answerParent, drive, heapAfterGc, usedMemory } from './runtime';
 
 // The compiled code in nodes/, which is what Node-RED runs; types from src/.
 /* eslint-disable @typescript-eslint/no-require-imports */
@@ -99,42 +99,6 @@ export interface RedisMemory {
   seen: number;
   /** A key of the same name length with a TTL and the smallest value Redis can store. */
   floor: number;
-}
-
-/**
- * Feeds requests to a Redis store through its callback interface, at most
- * `window` unanswered at once, and resolves when all are answered.
- */
-function drive<T>(items: Iterable<T>, window: number, ask: (item: T, replies: Replies<unknown, undefined>) => void): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const iterator = items[Symbol.iterator]();
-    let open = 0;
-    let finished = false;
-    let failed = false;
-    const replies: Replies<unknown, undefined> = {
-      value: () => {
-        open--;
-        pump();
-      },
-      error: (error) => {
-        failed = true;
-        reject(error instanceof Error ? error : new Error(String(error)));
-      },
-    };
-    const pump = (): void => {
-      while (!failed && !finished && open < window) {
-        const next = iterator.next();
-        if (next.done === true) {
-          finished = true;
-          break;
-        }
-        open++;
-        ask(next.value, replies);
-      }
-      if (finished && open === 0 && !failed) resolve();
-    };
-    pump();
-  });
 }
 
 async function windowBytes(client: Redis, settings: typeof WINDOW | typeof FLEET_RULES, fleet: boolean, settleMs: number): Promise<number> {

@@ -26,7 +26,7 @@ import { performance } from 'perf_hooks';
 import Redis from 'ioredis';
 import { pingMessage, type PingMessage } from './data';
 import { benchFlow, usesRedis, type RedisTarget } from './flows';
-import { answerParent, gc, redisCpuSeconds, sleep, startBenchRuntime, type BenchRuntime } from './runtime';
+import { answerParent, gc, redisCpuSecondsOf, sleep, startBenchRuntime, type BenchRuntime } from './runtime';
 import { Sink } from './worker';
 
 process.setSourceMapsEnabled(false);
@@ -248,7 +248,6 @@ export async function runPaced(job: PacedJob): Promise<PacedResult> {
   const probe = new BatcherProbe();
   const probing = job.line === 'sw-redis' && probe.install();
   const admins = usesRedis(job.line) ? job.redisPorts.map((port) => new Redis({ host: '127.0.0.1', port })) : [];
-  const redisCpu = async (): Promise<number> => (await Promise.all(admins.map((a) => redisCpuSeconds(a)))).reduce((sum, v) => sum + v, 0);
   const runtime = await startBenchRuntime(benchFlow(job.line, job.redis), { bench: sink });
   try {
     // Warm-up: one burst, as in the throughput trials, on assets of its own.
@@ -274,13 +273,13 @@ export async function runPaced(job: PacedJob): Promise<PacedResult> {
       sink.record(from, Infinity, Math.ceil(rate * job.seconds * 1.05) + 1000);
       probe.reset();
       probe.active = probing;
-      const redis0 = await redisCpu();
+      const redis0 = await redisCpuSecondsOf(admins);
       const cpu0 = process.cpuUsage();
       const run = await pace(runtime, sink, rate, job.seconds * 1000, next);
       made += run.made;
       await drained(sink, () => made);
       const cpu = process.cpuUsage(cpu0);
-      const redisSeconds = admins.length > 0 ? (await redisCpu()) - redis0 : undefined;
+      const redisSeconds = admins.length > 0 ? (await redisCpuSecondsOf(admins)) - redis0 : undefined;
       probe.active = false;
       const latencies = sink.recordedLatencies();
       if (latencies.length !== run.made) throw new Error(`paced run at ${rate}/s: recorded ${latencies.length} of ${run.made} messages`);

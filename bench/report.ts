@@ -27,7 +27,6 @@ export interface Trial {
 }
 
 export type TuneOutcome =
-  | { status: 'absent' }
   | { status: 'skipped' }
   | { status: 'failed'; seconds: number; text: string }
   | { status: 'ran'; seconds: number; text: string; table: boolean };
@@ -39,7 +38,6 @@ export interface RunData {
   loadBefore: string;
   loadAfter: string;
   seconds: number;
-  confirmAvailable: boolean;
   trials: Map<LineId, Trial[]>;
   filterSeq: { seq: number; rate: number }[];
   server: Map<'6a' | '6b', EvalLoadResult[]>;
@@ -152,11 +150,7 @@ const bytesSpread = (values: number[]): string => (values.length ? `${min(values
 
 function throughputSection(data: RunData): string[] {
   const { trials, filterSeq, server } = data;
-  const missingConfirm = data.confirmAvailable ? undefined : 'not run: no dedup-confirm node in this build (the line runs once package.json lists it)';
   const row = (n: string, line: LineId, unit: string, ratio: number[] | undefined, target: string, met: string): string[] => {
-    if (missingConfirm !== undefined && (line === 'sr-memory-confirm' || line === 'sr-redis-confirm')) {
-      return [n, LABELS[line], unit, '', missingConfirm, '', '', target, '', '', ''];
-    }
     const r = rates(trials.get(line));
     return [
       n, LABELS[line], unit, thousands(median(r)), spread(r), ratio ? times(median(ratio)) : '', ratio ? ratioSpread(ratio) : '',
@@ -391,14 +385,6 @@ function msSpread(values: number[]): string {
 }
 
 function confirmSection(data: RunData): string[] {
-  if (!data.confirmAvailable) {
-    return [
-      '## Confirm mode (issue 10)',
-      '',
-      'Not run: this build has no dedup-confirm node. Lines 5c and 5d run by themselves once package.json lists `dedup-confirm` and nodes/ holds it (the flow: sensor node with confirm on, its admitted output into a dedup-confirm node with `action: "confirm"`; a confirmation counts when that node calls done()).',
-      '',
-    ];
-  }
   const rows = (['memory', 'redis'] as const).map((store) => {
     const off = store === 'memory' ? 'sr-memory' : 'sr-redis';
     const on = store === 'memory' ? 'sr-memory-confirm' : 'sr-redis-confirm';
@@ -418,7 +404,6 @@ function confirmSection(data: RunData): string[] {
 function tuneSection(data: RunData): string[] {
   const t = data.tune;
   const head = ['## dedup-tune grid (bench/tune.ts)', ''];
-  if (t.status === 'absent') return [...head, 'Not run: bench/tune.ts does not exist. When it does, the bench runs it as a child (with TUNE_BENCH_PINGS=200000 and TUNE_BENCH_ROUNDS=1 in the quick run) and shows what it prints.', ''];
   if (t.status === 'skipped') return [...head, 'Not run (left out with BENCH_ONLY).', ''];
   if (t.status === 'failed') return [...head, `FAILED after ${t.seconds.toFixed(0)} s: ${t.text}`, ''];
   return [...head, `Run as a child process${data.plan.quick ? ' with TUNE_BENCH_PINGS=200000 and TUNE_BENCH_ROUNDS=1 (the quick run)' : ''}; took ${t.seconds.toFixed(0)} s. What it printed:`, '', t.table ? t.text : `\`\`\`\n${t.text}\n\`\`\``, ''];

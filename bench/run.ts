@@ -14,7 +14,7 @@
  * - fleet: 1,000 to 1,000,000 assets (fleet.ts);
  * - horizontal: 1 and 2 Node-RED processes on one server and on a
  *   3-primary Cluster (horizontal.ts);
- * - tune: the dedup-tune grid line, when bench/tune.ts exists;
+ * - tune: the dedup-tune grid line (tune.ts);
  * - rounds: the throughput lines (worker.ts) and what redis-server alone
  *   serves (eval-load.ts), in rounds until the time budget is spent.
  *   Every line whose target is a ratio to the core filter node sits
@@ -31,7 +31,7 @@
  * worker.ts).
  */
 import { spawn, spawnSync } from 'child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'fs';
+import { mkdirSync, writeFileSync } from 'fs';
 import { loadavg } from 'os';
 import { join } from 'path';
 import Redis from 'ioredis';
@@ -39,7 +39,7 @@ import { startRedisCluster, type RedisClusterHandle } from '../test/support/redi
 import { errorText, runChild } from './children';
 import type { EvalLoadJob, EvalLoadResult } from './eval-load';
 import type { FleetJob, FleetResult } from './fleet';
-import { CONFIRM_LINES, type LineId } from './flows';
+import type { LineId } from './flows';
 import { runHorizontal } from './horizontal';
 import { redisBytesPerEntry } from './memory';
 import type { PacedJob, PacedLine, PacedResult } from './paced';
@@ -80,22 +80,14 @@ function fmtLoad(): string {
   return loadavg().map((l) => l.toFixed(2)).join(' ');
 }
 
-/** The dedup-confirm node is in the pack when package.json lists it and it is built. */
-function confirmNodeAvailable(): boolean {
-  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { 'node-red'?: { nodes?: Record<string, string> } };
-  const file = pkg['node-red']?.nodes?.['dedup-confirm'];
-  return file !== undefined && existsSync(join(ROOT, file));
-}
-
 /**
- * bench/tune.ts (the dedup-tune grid line) is another part's: when it
- * exists it is run as a child, smaller in the quick run (TUNE_BENCH_PINGS,
- * TUNE_BENCH_ROUNDS), and what it prints to stdout (a Markdown table and a
- * few lines about it) is shown as it is.
+ * bench/tune.ts (the dedup-tune grid line) is another part's: it is run as
+ * a child, smaller in the quick run (TUNE_BENCH_PINGS, TUNE_BENCH_ROUNDS),
+ * and what it prints to stdout (a Markdown table and a few lines about it)
+ * is shown as it is.
  */
 function runTune(plan: Plan): Promise<RunData['tune']> {
   const script = join(__dirname, 'tune.ts');
-  if (!existsSync(script)) return Promise.resolve({ status: 'absent' });
   return new Promise((resolve) => {
     const child = spawn(process.execPath, ['--require', 'tsx/cjs', script], {
       cwd: ROOT,
@@ -135,9 +127,7 @@ async function main(): Promise<void> {
   const commit = build.status === 0 ? build.stdout.trim() : '?';
   const redis = await startOwnRedis();
   const standalone = { mode: 'standalone', port: redis.port } as const;
-  const confirmAvailable = confirmNodeAvailable();
   log(`bench${plan.quick ? ' --quick' : ''}: redis-server ${redis.version} on 127.0.0.1:${redis.port}; parts: ${plan.sections.join(', ')}`);
-  if (!confirmAvailable) log('bench: no dedup-confirm node in this build: the confirm lines are left out');
 
   const data: RunData = {
     plan,
@@ -146,7 +136,6 @@ async function main(): Promise<void> {
     loadBefore,
     loadAfter: '',
     seconds: 0,
-    confirmAvailable,
     trials: new Map(),
     filterSeq: [],
     server: new Map(),
@@ -269,7 +258,7 @@ async function main(): Promise<void> {
     }
 
     if (wants('rounds')) {
-      const round = (plan.quick ? QUICK_ROUND : ROUND).filter((line) => confirmAvailable || !CONFIRM_LINES.includes(line));
+      const round = plan.quick ? QUICK_ROUND : ROUND;
       const job = { units: plan.units, assets: 1000, devices: plan.devices, warmups: plan.warmups, warmupUnits: plan.warmupUnits };
       let seq = 0;
       for (let r = 1; r <= plan.rounds; r++) {

@@ -6,12 +6,14 @@
  * once per process, so every trial process holds exactly one of these.
  *
  * Also the small helpers every trial process shares: Redis CPU from INFO,
- * a forced GC, timeouts.
+ * a forced GC, timeouts, and feeding a Redis store a bounded number of
+ * requests at a time.
  */
 import { mkdtempSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'fs';
 import { tmpdir } from 'os';
 import { join, resolve } from 'path';
 import type Redis from 'ioredis';
+import type { Replies } from '../src/stores/types';
 import { COUNTER_ID, SOURCE_ID } from './flows';
 
 export const ROOT = resolve(__dirname, '..');
@@ -115,6 +117,51 @@ export async function redisCpuSeconds(client: Redis): Promise<number> {
   const info = await client.info('cpu');
   const field = (name: string): number => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(info)?.[1] ?? Number.NaN);
   return field('used_cpu_user') + field('used_cpu_sys');
+}
+
+/** Summed over every primary: a Cluster's load is spread over several redis-server processes. */
+export async function redisCpuSecondsOf(admins: readonly Redis[]): Promise<number> {
+  const each = await Promise.all(admins.map((a) => redisCpuSeconds(a)));
+  return each.reduce((s, v) => s + v, 0);
+}
+
+/**
+ * Feeds requests to a Redis store through its callback interface, at most
+ * `window` unanswered at once, and resolves when all are answered. The
+ * window keeps ioredis's queue, and so the process's heap, from holding
+ * every request at once; after the first error nothing more is sent, so a
+ * failing server is not handed the rest of a million requests.
+ */
+export function drive<T>(items: Iterable<T>, window: number, ask: (item: T, replies: Replies<unknown, undefined>) => void): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const iterator = items[Symbol.iterator]();
+    let open = 0;
+    let finished = false;
+    let failed = false;
+    const replies: Replies<unknown, undefined> = {
+      value: () => {
+        open--;
+        pump();
+      },
+      error: (error) => {
+        failed = true;
+        reject(error instanceof Error ? error : new Error(String(error)));
+      },
+    };
+    const pump = (): void => {
+      while (!failed && !finished && open < window) {
+        const next = iterator.next();
+        if (next.done === true) {
+          finished = true;
+          break;
+        }
+        open++;
+        ask(next.value, replies);
+      }
+      if (finished && open === 0 && !failed) resolve();
+    };
+    pump();
+  });
 }
 
 /** used_memory; `settleMs` lets the server finish growing its hash tables first (incremental rehashing keeps both tables for a while). */

@@ -12,9 +12,8 @@
  * what one decision costs it.
  */
 import type { PacedLine } from './paced';
-import { pacedPhase, type RunData, type Trial } from './report';
+import { cpuPerUnit, pacedPhase, type RunData } from './report';
 import { markdownTable, median, micros, thousands } from './stats';
-import type { TrialResult } from './worker';
 
 /** A fleet of 10,000 vehicles pinging every 5 s (issue 15): a quiet Node-RED instance. */
 export const QUIET_RATE = 2_000;
@@ -66,15 +65,6 @@ export interface SizingFigures {
   fleetSize: number;
 }
 
-function perUnit(trials: readonly Trial[] | undefined, side: 'node' | 'redis'): number {
-  const values = (trials ?? []).flatMap((t) => {
-    const r: TrialResult | undefined = t.result;
-    const ms = r === undefined ? undefined : side === 'node' ? r.nodeCpuMs : r.redisCpuMs;
-    return r === undefined || ms === undefined ? [] : [(ms * 1000) / r.units];
-  });
-  return median(values);
-}
-
 function steadyOf(data: RunData, line: PacedLine): { quiet: number; busy: number } {
   return {
     quiet: pacedPhase(data, line, QUIET_RATE)?.nodeCpuUsPerMsg ?? Number.NaN,
@@ -92,17 +82,17 @@ export function sizingFigures(data: RunData): SizingFigures {
   const fleetAt = (store: 'memory' | 'redis'): number => data.fleet.find((f) => f.store === store && f.assets === largest)?.bytesPerAsset ?? Number.NaN;
   const server = (id: '6a' | '6b'): number => median((data.server.get(id) ?? []).map((r) => r.redisCpuUsPerPing));
   return {
-    nodeUsMemory: perUnit(data.trials.get('sw-memory'), 'node'),
-    nodeUsRedis: perUnit(data.trials.get('sw-redis'), 'node'),
+    nodeUsMemory: cpuPerUnit(data.trials.get('sw-memory'), 'node'),
+    nodeUsRedis: cpuPerUnit(data.trials.get('sw-redis'), 'node'),
     nodeUsCluster: median(cluster.filter((h) => h.processes === 1).map((h) => h.nodeCpuUsPerDecision)),
-    nodeUsSensorMemory: perUnit(data.trials.get('sr-memory'), 'node'),
-    nodeUsSensorRedis: perUnit(data.trials.get('sr-redis'), 'node'),
+    nodeUsSensorMemory: cpuPerUnit(data.trials.get('sr-memory'), 'node'),
+    nodeUsSensorRedis: cpuPerUnit(data.trials.get('sr-redis'), 'node'),
     steady: {
       filter: steadyOf(data, 'filter'),
       'sw-memory': steadyOf(data, 'sw-memory'),
       'sw-redis': steadyOf(data, 'sw-redis'),
     },
-    redisUsBurst: perUnit(data.trials.get('sw-redis'), 'redis'),
+    redisUsBurst: cpuPerUnit(data.trials.get('sw-redis'), 'redis'),
     redisUsQuiet: quiet?.redisCpuUsPerMsg ?? Number.NaN,
     redisUsBusy: busy?.redisCpuUsPerMsg ?? Number.NaN,
     pingsPerCallQuiet: quiet?.pingsPerCall ?? Number.NaN,
@@ -115,7 +105,7 @@ export function sizingFigures(data: RunData): SizingFigures {
     clusterPingsPerCallBusy: clusterBusy?.pingsPerCall ?? Number.NaN,
     redisUsOnePingCall: server('6a'),
     redisUsFullCall: server('6b'),
-    redisUsSensor: perUnit(data.trials.get('sr-redis'), 'redis'),
+    redisUsSensor: cpuPerUnit(data.trials.get('sr-redis'), 'redis'),
     storePerAsset: median(data.memory.window),
     memoryPerAsset: fleetAt('memory'),
     boardBytes: ((data.fleet.find((f) => f.store === 'memory' && f.assets === 100_000)?.bytesPerAsset ?? Number.NaN) - median(data.memory.window)) * 100_000,

@@ -17,7 +17,8 @@
  *     process: reading, the grid on every core, the jitter, the table).
  * The answers are checked too: every cell admits what the bare loop admits.
  *
- * runTuneBench() returns the rows for bench/run.ts to include.
+ * bench/run.ts runs this file as a child process and shows what it prints
+ * to stdout (tuneBenchTable's Markdown) in its report.
  */
 import { spawnSync } from 'child_process';
 import { createWriteStream, existsSync, mkdtempSync, rmSync } from 'fs';
