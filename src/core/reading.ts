@@ -41,6 +41,8 @@ export interface ReadingRejection {
   path: PropertyPath | null;
   /** The offending value, rendered for an error message. */
   value: string;
+  /** The offending value as the reading held it (undefined when missing), for the audit. */
+  given: unknown;
   problem: string;
 }
 
@@ -48,7 +50,7 @@ export type ReadingResult = { ok: true; reading: Reading } | ReadingRejection;
 
 export function readReading(raw: unknown, fields: ReadingFields): ReadingResult {
   if (!isRecord(raw)) {
-    return { ok: false, path: null, value: showValue(raw), problem: `must be an object, not ${kindOf(raw)}` };
+    return { ok: false, path: null, value: showValue(raw), given: raw, problem: `must be an object, not ${kindOf(raw)}` };
   }
   // Each field read in line, with no closure or result object made for a
   // field that is fine: this runs for every reading of every burst.
@@ -103,11 +105,11 @@ function kindOf(value: unknown): string {
  * it by type ("not a undefined"), which reads like a bug, not a hint.
  */
 function missing(path: PropertyPath): ReadingRejection {
-  return { ok: false, path, value: 'undefined', problem: 'is missing' };
+  return { ok: false, path, value: 'undefined', given: undefined, problem: 'is missing' };
 }
 
 function wrong(path: PropertyPath, value: unknown, problem: string): ReadingRejection {
-  return { ok: false, path, value: showValue(value), problem };
+  return { ok: false, path, value: showValue(value), given: value, problem };
 }
 
 /** Why a number is outside the field's valid range, or undefined when it is inside. */
