@@ -81,7 +81,13 @@ export class StatusBoard {
         return;
       case 'reconnecting':
         // The cause in the network's or Redis's words: ECONNREFUSED 127.0.0.1:6390, WRONGPASS, ENOTFOUND.
-        this.node.status({ fill: 'red', shape: 'ring', text: this.t('status.reconnecting', { counts, cause: this.connection?.error?.message ?? '?' }) });
+        // A connection closed without an error (a server shut down cleanly) has
+        // none until the first reconnect attempt fails: say so, not "?".
+        this.node.status({
+          fill: 'red',
+          shape: 'ring',
+          text: this.t('status.reconnecting', { counts, cause: this.connection?.error?.message ?? this.t('status.causeNotKnownYet') }),
+        });
         return;
       default:
         this.node.status({ fill: 'green', shape: 'dot', text: counts });
