@@ -187,10 +187,10 @@
     }
 
     /** What is wrong with a list of measured fields, as [reason, substitutions], or null. */
-    function measuresProblem(measures, tsField) {
+    function measuresProblem(measures) {
         if (!Array.isArray(measures) || measures.length === 0) { return ["measures", {}]; }
-        var tsParts = parseReadingPath(tsField);
-        var tsName = tsParts ? String(tsParts[tsParts.length - 1]) : "";
+        // The timestamp is hashed as "ts" whatever its path (src/core/reading.ts, TS_NAME).
+        var tsName = "ts";
         var names = {};
         for (var i = 0; i < measures.length; i++) {
             var m = measures[i] || {};
@@ -293,7 +293,7 @@
         /** The measured fields: valid paths, distinct names (not the timestamp's), ranges in order. */
         measures: function (value, opt) {
             if (current(this, "keyMode") === "property") { return true; }
-            var problem = measuresProblem(value, current(this, "tsField"));
+            var problem = measuresProblem(value);
             return problem ? reason(this, problem[0], problem[1]) : true;
         }
     };
@@ -376,7 +376,7 @@
             return out;
         }
         function changed() {
-            var problem = measuresProblem(rows(), $("#node-input-tsField").typedInput("value"));
+            var problem = measuresProblem(rows());
             var text = problem ? reason(node, problem[0], problem[1]) : "";
             problemTip.text(text || "").toggle(!!text);
         }

@@ -1,7 +1,7 @@
 import type { KeyResult } from './burst';
 import { readId, showValue } from './fields';
 import { ContentLayout, keyText } from './idempotency-key';
-import { readReading, type ReadingFields } from './reading';
+import { readReading, TS_NAME, type ReadingFields } from './reading';
 
 /**
  * Key mode `reading`: the idempotency key v1 of a reading (device + seq +
@@ -9,7 +9,7 @@ import { readReading, type ReadingFields } from './reading';
  * here, once for the node's fields, not once per reading.
  */
 export function readingKeyer(fields: ReadingFields): (raw: unknown) => KeyResult {
-  const layout = new ContentLayout(fields.tsName, fields.measures.map((m) => m.name));
+  const layout = new ContentLayout(TS_NAME, fields.measures.map((m) => m.name));
   return (raw) => {
     const read = readReading(raw, fields);
     if (!read.ok) return { ok: false, path: read.path, value: read.value, given: read.given, problem: read.problem };

@@ -21,12 +21,19 @@ export interface MeasureField {
 export interface ReadingFields {
   device: PropertyPath;
   seq: PropertyPath;
+  /** The timestamp, hashed as `ts` whatever this path (see TS_NAME). */
   ts: PropertyPath;
-  /** The timestamp's name in the hashed JSON: its path's last name. */
-  tsName: string;
   /** The measured fields, hashed with the timestamp. */
   measures: readonly MeasureField[];
 }
+
+/**
+ * The timestamp's name in the hashed JSON, whatever its path: the reference
+ * design's idempotency_key names it `ts`, so that a worker mapping the same
+ * uplink to its SensorReading gets the same key. (In release 0.1.0 it was
+ * the path's last name: `received_at` for The Things Stack's preset.)
+ */
+export const TS_NAME = 'ts';
 
 export interface Reading {
   deviceId: string;

@@ -65,6 +65,53 @@ export const SENSOR_DEFAULTS = {
   onStoreError: 'admit',
 } as const;
 
+/**
+ * Where a network server's message holds a reading's parts: the dialog's
+ * presets fill the fields with these, and move each measured field under
+ * `under` (its name kept). Two variants per network:
+ *
+ * - device counter: the reading counter and time the sensor itself put in
+ *   its payload (decoded as `seq` and `ts`, the reference's names). A
+ *   sensor replaying its buffer after a reconnect sends the same readings
+ *   in new frames; their counter and time are the readings' own, so the
+ *   replay has the keys of the first delivery and is suppressed.
+ * - frame counter: the radio frame counter and the network's receive time.
+ *   Catches an uplink heard by two gateways or delivered twice by a broker,
+ *   but not a buffered replay: new frames, new counters, new receive times.
+ *
+ * Choosing a preset changes only what the dialog fills in: a saved flow
+ * keeps its fields, so its keys do not change.
+ */
+export interface SensorPreset {
+  /** Which parts it keys on: the device's own counter and time, or the radio frame's. */
+  counter: 'device' | 'frame';
+  deviceField: string;
+  seqField: string;
+  tsField: string;
+  /** The path prefix the measured fields move under. */
+  under: string;
+}
+
+export const SENSOR_PRESETS: Readonly<Record<string, SensorPreset>> = {
+  'tts-device': {
+    counter: 'device',
+    deviceField: 'end_device_ids.dev_eui',
+    seqField: 'uplink_message.decoded_payload.seq',
+    tsField: 'uplink_message.decoded_payload.ts',
+    under: 'uplink_message.decoded_payload.',
+  },
+  'tts-frame': {
+    counter: 'frame',
+    deviceField: 'end_device_ids.dev_eui',
+    seqField: 'uplink_message.f_cnt',
+    tsField: 'uplink_message.received_at',
+    under: 'uplink_message.decoded_payload.',
+  },
+  'chirpstack-device': { counter: 'device', deviceField: 'deviceInfo.devEui', seqField: 'object.seq', tsField: 'object.ts', under: 'object.' },
+  'chirpstack-frame': { counter: 'frame', deviceField: 'deviceInfo.devEui', seqField: 'fCnt', tsField: 'time', under: 'object.' },
+  flat: { counter: 'device', deviceField: 'device_id', seqField: 'seq', tsField: 'ts', under: '' },
+};
+
 export const CONFIRM_DEFAULTS = {
   name: '',
   action: 'confirm',

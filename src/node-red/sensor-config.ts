@@ -1,5 +1,5 @@
 import { lastName, parsePath, type PropertyPath } from '../core/property-path';
-import type { MeasureField, ReadingFields } from '../core/reading';
+import { TS_NAME, type MeasureField, type ReadingFields } from '../core/reading';
 import type { MemorySeenSettings } from '../stores/memory-seen-store';
 import type { NodeAPI, NodeDef } from './api';
 import { errorMessage } from './errors';
@@ -98,7 +98,6 @@ export function readingFields(def: SensorDef): ReadingFields {
   }
   const listed = def.measures === undefined ? DEFAULTS.measures : def.measures;
   if (!Array.isArray(listed) || listed.length === 0) throw new Error('measures must list at least one measured field');
-  const tsName = lastName(ts);
   const names = new Map<string, string>();
   const measures = (listed as MeasureDef[]).map((item, index): MeasureField => {
     if (item === null || typeof item !== 'object') throw new Error(`measures[${index}] must be an object with a path`);
@@ -107,8 +106,8 @@ export function readingFields(def: SensorDef): ReadingFields {
       throw new Error(`the measured field ${JSON.stringify(path.text)} is already the device or seq field`);
     }
     const name = isBlank(item.name) ? lastName(path) : String(item.name).trim();
-    // The timestamp is hashed under its own name; a measure of that name would collide with it.
-    if (name === tsName) throw new Error(`the measured field ${JSON.stringify(path.text)} has the timestamp's name ${JSON.stringify(name)}: name it otherwise`);
+    // The timestamp is hashed as `ts`; a measure of that name would collide with it.
+    if (name === TS_NAME) throw new Error(`the measured field ${JSON.stringify(path.text)} has the timestamp's name in the hashed JSON, ${JSON.stringify(TS_NAME)}: name it otherwise`);
     const clash = names.get(name);
     if (clash !== undefined) {
       throw new Error(`the measured fields ${JSON.stringify(clash)} and ${JSON.stringify(path.text)} have one name, ${JSON.stringify(name)}: name one of them otherwise`);
@@ -121,5 +120,5 @@ export function readingFields(def: SensorDef): ReadingFields {
     }
     return { name, path, ...(min !== undefined ? { min } : {}), ...(max !== undefined ? { max } : {}) };
   });
-  return { device, seq, ts, tsName, measures };
+  return { device, seq, ts, measures };
 }

@@ -230,10 +230,15 @@ describe('the pack in the Node-RED editor (Chromium)', function () {
         await devicePath.dispatchEvent('change');
         await editor.expectInvalid('#node-input-deviceField + .red-ui-typedInput-container', true);
         // The The Things Stack preset fills the fields and moves the measured field under the decoded payload.
-        await page.locator('#dedup-preset').selectOption('tts');
+        await page.locator('#dedup-preset').selectOption('tts-frame');
+        assert.match(await page.locator('#dedup-preset-tip').innerText(), /^Frame counter: .* not a sensor replaying its buffer/);
+        await page.locator('#dedup-preset').selectOption('tts-device');
+        assert.match(await page.locator('#dedup-preset-tip').innerText(), /^Device counter: .* the replay is suppressed/);
         await page.locator('#dedup-preset-apply').click();
         await editor.expectInvalid('#node-input-deviceField + .red-ui-typedInput-container', false);
         assert.equal(await devicePath.inputValue(), 'end_device_ids.dev_eui');
+        assert.equal(await page.locator('#node-input-seqField').inputValue(), 'uplink_message.decoded_payload.seq');
+        assert.equal(await page.locator('#node-input-tsField').inputValue(), 'uplink_message.decoded_payload.ts');
         const rows = page.locator('#node-input-measures-list .dedup-measure-row');
         assert.equal(await rows.count(), 1);
         assert.equal(await rows.first().locator('.dedup-measure-path').inputValue(), 'uplink_message.decoded_payload.fill_pct');
