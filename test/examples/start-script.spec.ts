@@ -1,0 +1,130 @@
+/**
+ * `npm start` (scripts/start.js) as a process manager meets it: a SIGTERM to
+ * npm alone stops Node-RED and frees its port, and with REDIS_URL the
+ * examples start afresh (their own keys removed, nobody else's).
+ *
+ * npm runs the start script through `sh -c "npm run build && node
+ * scripts/start.js"`, and passes a SIGTERM to that shell only. The test runs
+ * a real npm on a package whose start script has the same shape without the
+ * build (`true && node <this repo>/scripts/start.js`): the build is the test
+ * command's first step already, and rebuilding nodes/ under running tests
+ * would race them.
+ */
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'fs';
+import { request } from 'http';
+import { tmpdir } from 'os';
+import { join, resolve } from 'path';
+import { closeRedisClient, newRedisClient, sharedRedis, useRedis } from '../support/global-hooks';
+import { freePort, HOST } from '../support/redis-server';
+
+const ROOT = resolve(__dirname, '..', '..');
+
+interface Started {
+  npm: ChildProcess;
+  port: number;
+  output(): string;
+  exited: Promise<void>;
+}
+
+const started: Started[] = [];
+const dirs: string[] = [];
+
+/** Polls an async condition every 100 ms until it holds, or fails after timeoutMs. */
+async function until(condition: () => Promise<boolean>, description: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${description}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** Answers true when something answers HTTP on the port. */
+function answers(port: number): Promise<boolean> {
+  return new Promise((done) => {
+    const req = request({ host: HOST, port, path: '/', timeout: 1000 }, (res) => {
+      res.resume();
+      done(true);
+    });
+    req.on('error', () => done(false));
+    req.on('timeout', () => {
+      req.destroy();
+      done(false);
+    });
+    req.end();
+  });
+}
+
+async function npmStart(env: Record<string, string> = {}): Promise<Started> {
+  const dir = mkdtempSync(join(tmpdir(), 'dedup-start-'));
+  dirs.push(dir);
+  const script = `true && node ${JSON.stringify(join(ROOT, 'scripts', 'start.js'))}`;
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'start-under-npm', private: true, scripts: { start: script } }));
+  const port = await freePort();
+  const childEnv: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), DEDUP_START_USER_DIR: join(dir, 'user'), npm_config_update_notifier: 'false', ...env };
+  if (env.REDIS_URL === undefined) delete childEnv.REDIS_URL;
+  // A process group of its own, so that clean-up can end what a failed test left behind; the test itself signals npm alone.
+  const npm = spawn('npm', ['start'], { cwd: dir, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  let output = '';
+  npm.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  npm.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<void>((done) => npm.once('exit', () => done()));
+  const run: Started = { npm, port, output: () => output, exited };
+  started.push(run);
+  await until(async () => npm.exitCode !== null || (await answers(port)), `Node-RED on port ${port}`, 60_000);
+  assert.equal(npm.exitCode, null, `npm start exited early:\n${output}`);
+  return run;
+}
+
+async function sigtermNpmOnly(run: Started): Promise<void> {
+  assert.ok(run.npm.pid !== undefined);
+  process.kill(run.npm.pid, 'SIGTERM');
+  await until(async () => !(await answers(run.port)), `port ${run.port} free after SIGTERM to npm\n${run.output()}`, 15_000);
+  await Promise.race([run.exited, new Promise((_, fail) => setTimeout(() => fail(new Error(`npm still running\n${run.output()}`)), 15_000))]);
+}
+
+describe('npm start (scripts/start.js)', function () {
+  this.timeout(120_000);
+
+  afterEach(async function () {
+    // What a failed test left behind: the process group of the npm it started.
+    for (const run of started.splice(0)) {
+      if (run.npm.pid === undefined) continue;
+      try {
+        process.kill(-run.npm.pid, 'SIGKILL');
+      } catch {
+        // The group has ended.
+      }
+    }
+    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('stops Node-RED and frees its port when only npm gets SIGTERM', async function () {
+    const run = await npmStart();
+    await sigtermNpmOnly(run);
+    assert.doesNotMatch(run.output(), /EADDRINUSE/);
+  });
+
+  describe('with REDIS_URL', function () {
+    useRedis();
+
+    it("removes the examples' keys from the last run, and only theirs, before Node-RED starts", async function () {
+      const redis = newRedisClient();
+      try {
+        // The last run's keys, as the examples' dedup-redis connection names them, and a user's key beside them.
+        await redis.set('dedup-example:rc:{planted-by-test}:1:0123456789abcdef', '1');
+        await redis.set('dedup-example:rc:epoch', '7');
+        await redis.set('users-own:key', 'keep');
+        const run = await npmStart({ REDIS_URL: sharedRedis().url });
+        assert.equal(await redis.exists('dedup-example:rc:{planted-by-test}:1:0123456789abcdef'), 0, 'the last run\'s key is gone');
+        assert.equal(await redis.get('users-own:key'), 'keep', 'a key outside the examples\' prefix is untouched');
+        assert.match(run.output(), /Removed the examples' \d+ key\(s\) under dedup-example:/);
+        await sigtermNpmOnly(run);
+      } finally {
+        await redis.del('users-own:key');
+        await closeRedisClient(redis);
+      }
+    });
+  });
+});
