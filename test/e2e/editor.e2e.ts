@@ -68,8 +68,8 @@ const SCENARIOS: Record<string, DedupScenario> = {
       maxKeys: '5000',
       persistSeconds: '5',
       deviceField: 'end_device_ids.dev_eui',
-      seqField: 'uplink_message.f_cnt',
-      tsField: 'uplink_message.received_at',
+      seqField: 'uplink_message.decoded_payload.seq',
+      tsField: 'uplink_message.decoded_payload.ts',
       measures: [
         { path: 'uplink_message.decoded_payload.fill_pct', name: '', min: '0', max: '100' },
         { path: 'uplink_message.decoded_payload.temp_c', name: 'temp', min: '-40', max: '' },

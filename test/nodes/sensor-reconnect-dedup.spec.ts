@@ -360,10 +360,11 @@ function storeSuite(store: StoreKind): void {
       });
       const reading = { sensor: 'tank-3', n: 7, time: 1_784_192_400, level: 1250, temp_c: -4.5 };
       const outcome = await deliver(h, [reading, { ...reading, temp_c: -4 }]);
+      // The timestamp is hashed as `ts`, whatever its field is called (as the reference's idempotency_key names it).
       const expected = idempotencyKey({
         deviceId: 'tank-3',
         seq: 7,
-        timeField: 'time',
+        timeField: 'ts',
         epochMicros: 1_784_192_400_000_000,
         measures: { level: 1250, temp_c: -4.5 },
       });
