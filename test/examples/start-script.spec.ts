@@ -77,6 +77,37 @@ async function npmStart(env: Record<string, string> = {}): Promise<Started> {
   return run;
 }
 
+/**
+ * Waits for a node's status, as the editor sees it, to match: a child Node
+ * (Node 20 has WebSocket behind a flag) subscribes to the editor's comms
+ * channel, whose status messages are retained, and prints each status text
+ * of the node until one matches.
+ */
+function statusMatching(port: number, nodeId: string, pattern: RegExp, timeoutMs = 30_000): Promise<string> {
+  const script = `
+    const seen = [];
+    const ws = new WebSocket('ws://${HOST}:${port}/comms');
+    ws.onopen = () => ws.send(JSON.stringify({ subscribe: 'status/${nodeId}' }));
+    ws.onmessage = (event) => {
+      for (const m of [].concat(JSON.parse(event.data))) {
+        if (m.topic !== 'status/${nodeId}' || !m.data || m.data.text === undefined) continue;
+        seen.push(m.data.text);
+        if (new RegExp(process.env.PATTERN).test(m.data.text)) { console.log(m.data.text); process.exit(0); }
+      }
+    };
+    setTimeout(() => { console.log(JSON.stringify(seen)); process.exit(1); }, ${timeoutMs});
+  `;
+  return new Promise((done, fail) => {
+    const child = spawn(process.execPath, ['--experimental-websocket', '--no-warnings', '-e', script], { env: { ...process.env, PATTERN: pattern.source }, stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout?.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    child.on('exit', (code) => (code === 0 ? done(out.trim()) : fail(new Error(`status of ${nodeId} never matched ${pattern}; seen: ${out.trim()}`))));
+  });
+}
+
+/** The The Things Stack node of examples/lorawan-uplinks.json. */
+const TTS_NODE = '10ba7a0b1e0c1004';
+
 async function sigtermNpmOnly(run: Started): Promise<void> {
   assert.ok(run.npm.pid !== undefined);
   process.kill(run.npm.pid, 'SIGTERM');
@@ -124,6 +155,15 @@ describe('npm start (scripts/start.js)', function () {
       } finally {
         await redis.del('users-own:key');
         await closeRedisClient(redis);
+      }
+    });
+
+    it('shows lorawan-uplinks as its comment says on a second start too (8 / 5 / 3, not 8 / 0 / 8 from the last run)', async function () {
+      for (const start of ['first', 'second']) {
+        const run = await npmStart({ REDIS_URL: sharedRedis().url });
+        const text = await statusMatching(run.port, TTS_NODE, /^8 received/);
+        assert.match(text, /^8 received \/ 5 unique \/ 3 suppressed \/ 0 rejected$/, `${start} start`);
+        await sigtermNpmOnly(run);
       }
     });
   });
