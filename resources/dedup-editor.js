@@ -187,14 +187,17 @@
     }
 
     /** What is wrong with a list of measured fields, as [reason, substitutions], or null. */
-    function measuresProblem(measures) {
+    function measuresProblem(measures, tsField) {
         if (!Array.isArray(measures) || measures.length === 0) { return ["measures", {}]; }
+        var tsParts = parseReadingPath(tsField);
         // The timestamp is hashed as "ts" whatever its path (src/core/reading.ts, TS_NAME).
         var tsName = "ts";
         var names = {};
         for (var i = 0; i < measures.length; i++) {
             var m = measures[i] || {};
-            if (!parseReadingPath(m.path)) { return ["readingPath", { label: String(m.path || "") }]; }
+            var parts = parseReadingPath(m.path);
+            if (!parts) { return ["readingPath", { label: String(m.path || "") }]; }
+            if (tsParts && JSON.stringify(parts) === JSON.stringify(tsParts)) { return ["measureIsTimestamp", { path: String(m.path).trim() }]; }
             var name = measureName(m);
             if (name === tsName || Object.prototype.hasOwnProperty.call(names, name)) {
                 return ["measureName", { name: name }];
@@ -293,7 +296,7 @@
         /** The measured fields: valid paths, distinct names (not the timestamp's), ranges in order. */
         measures: function (value, opt) {
             if (current(this, "keyMode") === "property") { return true; }
-            var problem = measuresProblem(value);
+            var problem = measuresProblem(value, current(this, "tsField"));
             return problem ? reason(this, problem[0], problem[1]) : true;
         }
     };
@@ -376,7 +379,7 @@
             return out;
         }
         function changed() {
-            var problem = measuresProblem(rows());
+            var problem = measuresProblem(rows(), $("#node-input-tsField").typedInput("value"));
             var text = problem ? reason(node, problem[0], problem[1]) : "";
             problemTip.text(text || "").toggle(!!text);
         }

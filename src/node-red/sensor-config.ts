@@ -102,8 +102,8 @@ export function readingFields(def: SensorDef): ReadingFields {
   const measures = (listed as MeasureDef[]).map((item, index): MeasureField => {
     if (item === null || typeof item !== 'object') throw new Error(`measures[${index}] must be an object with a path`);
     const path = fieldPath(item.path, '', `measures[${index}].path`);
-    if (path.text === device.text || path.text === seq.text) {
-      throw new Error(`the measured field ${JSON.stringify(path.text)} is already the device or seq field`);
+    if ([device, seq, ts].some((field) => samePath(field, path))) {
+      throw new Error(`the measured field ${JSON.stringify(path.text)} is already the device, seq or timestamp field`);
     }
     const name = isBlank(item.name) ? lastName(path) : String(item.name).trim();
     // The timestamp is hashed as `ts`; a measure of that name would collide with it.
@@ -121,4 +121,9 @@ export function readingFields(def: SensorDef): ReadingFields {
     return { name, path, ...(min !== undefined ? { min } : {}), ...(max !== undefined ? { max } : {}) };
   });
   return { device, seq, ts, measures };
+}
+
+/** Two paths to one place, however written (`a.b` and `a["b"]`). */
+function samePath(a: PropertyPath, b: PropertyPath): boolean {
+  return a.parts.length === b.parts.length && a.parts.every((part, i) => part === b.parts[i]);
 }

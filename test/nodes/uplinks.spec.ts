@@ -265,6 +265,19 @@ function storeSuite(store: StoreKind): void {
       assert.match(out.caught[0]?.error?.message ?? '', /Invalid configuration: the measured fields "a.fill_pct" and "b.fill_pct" have one name, "fill_pct"/);
     });
 
+    it('refuses a measured field named ts, or the timestamp itself as a measured field: the timestamp is ts in the hashed JSON', async function () {
+      const cases: [Record<string, unknown>, RegExp][] = [
+        [{ tsField: 'time', measures: [{ path: 'meta.ts' }] }, /the measured field "meta.ts" has the timestamp's name in the hashed JSON, "ts"/],
+        [{ tsField: 'meta.time', measures: [{ path: 'meta["time"]' }] }, /the measured field "meta\[\\"time\\"\]" is already the device, seq or timestamp field/],
+      ];
+      for (const [config, pattern] of cases) {
+        const h = await loadDedup('sensor-reconnect-dedup', store, { version: 2, ...config });
+        const out = await deliver(h, { device_id: 'x', seq: 1, time: RECEIVED, meta: { ts: 1, time: RECEIVED } }, { completes: 0, errors: 1 });
+        assert.match(out.caught[0]?.error?.message ?? '', pattern);
+        await helper.unload();
+      }
+    });
+
     it('key mode property: drops what it saw within the TTL, with the same audit and outputs', async function () {
       const h = await loadDedup('sensor-reconnect-dedup', store, { version: 2, keyMode: 'property', keyProperty: 'payload.id', keyPropertyType: 'msg' });
       assert.deepEqual(decisions(await deliver(h, { id: 'order-1', anything: true })), ['admitted:new']);
