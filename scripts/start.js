@@ -30,8 +30,20 @@ const port = Number(process.env.PORT || 1880);
 /** The key prefix of the examples' dedup-redis connection: theirs alone, so clearing it at start touches nothing else. */
 const EXAMPLE_PREFIX = 'dedup-example:';
 const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'];
-/** The process that started this one (npm's shell under `npm start`), taken before anything can kill it. */
+/** The process that started this one (npm's shell under `npm start`), and its parent (npm), taken before anything can kill them. */
 const parent = process.ppid;
+const grandparent = parentOf(parent);
+
+/** The parent of a process, from /proc (Linux); undefined where there is no /proc or the process is gone. */
+function parentOf(pid) {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // "<pid> (<command>) <state> <ppid> ...": the command may hold spaces and parentheses.
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  } catch {
+    return undefined;
+  }
+}
 
 function installPack() {
   // Node-RED finds packs in <userDir>/node_modules; a link keeps it live.
@@ -140,11 +152,13 @@ function runNodeRed() {
   };
   for (const signal of SIGNALS) process.on(signal, () => stop(signal));
   // `npm start` is npm -> sh -c "npm run build && node scripts/start.js" ->
-  // this process. npm passes SIGTERM to the shell only, which dies of it;
-  // this process is then handed to another parent. Seen here as a change of
-  // parent (checked 5 times a second: one system call), it means "stop".
+  // this process. npm passes SIGTERM and SIGINT to the shell only, which
+  // dies of them, and this process is handed to another parent; npm killed
+  // outright (SIGKILL, SIGHUP) leaves the shell waiting with a new parent of
+  // its own. Either change, checked 5 times a second, means "stop".
   const watch = setInterval(() => {
-    if (process.ppid !== parent && !stopping) stop('SIGTERM');
+    if (stopping) return;
+    if (process.ppid !== parent || (grandparent !== undefined && parentOf(parent) !== grandparent)) stop('SIGTERM');
   }, 200);
   red.on('exit', (code, signal) => {
     clearInterval(watch);

@@ -108,10 +108,10 @@ function statusMatching(port: number, nodeId: string, pattern: RegExp, timeoutMs
 /** The The Things Stack node of examples/lorawan-uplinks.json. */
 const TTS_NODE = '10ba7a0b1e0c1004';
 
-async function sigtermNpmOnly(run: Started): Promise<void> {
+async function signalNpmOnly(run: Started, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
   assert.ok(run.npm.pid !== undefined);
-  process.kill(run.npm.pid, 'SIGTERM');
-  await until(async () => !(await answers(run.port)), `port ${run.port} free after SIGTERM to npm\n${run.output()}`, 15_000);
+  process.kill(run.npm.pid, signal);
+  await until(async () => !(await answers(run.port)), `port ${run.port} free after ${signal} to npm\n${run.output()}`, 15_000);
   await Promise.race([run.exited, new Promise((_, fail) => setTimeout(() => fail(new Error(`npm still running\n${run.output()}`)), 15_000))]);
 }
 
@@ -133,8 +133,13 @@ describe('npm start (scripts/start.js)', function () {
 
   it('stops Node-RED and frees its port when only npm gets SIGTERM', async function () {
     const run = await npmStart();
-    await sigtermNpmOnly(run);
+    await signalNpmOnly(run);
     assert.doesNotMatch(run.output(), /EADDRINUSE/);
+  });
+
+  it('stops Node-RED when npm alone is killed outright (SIGKILL), its shell left waiting', async function () {
+    const run = await npmStart();
+    await signalNpmOnly(run, 'SIGKILL');
   });
 
   describe('with REDIS_URL', function () {
@@ -151,7 +156,7 @@ describe('npm start (scripts/start.js)', function () {
         assert.equal(await redis.exists('dedup-example:rc:{planted-by-test}:1:0123456789abcdef'), 0, 'the last run\'s key is gone');
         assert.equal(await redis.get('users-own:key'), 'keep', 'a key outside the examples\' prefix is untouched');
         assert.match(run.output(), /Removed the examples' \d+ key\(s\) under dedup-example:/);
-        await sigtermNpmOnly(run);
+        await signalNpmOnly(run);
       } finally {
         await redis.del('users-own:key');
         await closeRedisClient(redis);
@@ -163,7 +168,7 @@ describe('npm start (scripts/start.js)', function () {
         const run = await npmStart({ REDIS_URL: sharedRedis().url });
         const text = await statusMatching(run.port, TTS_NODE, /^8 received/);
         assert.match(text, /^8 received \/ 5 unique \/ 3 suppressed \/ 0 rejected$/, `${start} start`);
-        await sigtermNpmOnly(run);
+        await signalNpmOnly(run);
       }
     });
   });
