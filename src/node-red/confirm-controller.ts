@@ -4,7 +4,7 @@ import type { DoneFunction, Node, NodeAPI, NodeMessage, SendFunction } from './a
 import { claimHolder } from './claim-registry';
 import { drainLimit } from './close-times';
 import { oneOf } from './config-values';
-import { CONFIRM_DEFAULTS } from './editor-settings';
+import { CONFIRM_DEFAULTS } from '../core/defaults';
 import { errorMessage } from './errors';
 import { InFlight } from './in-flight';
 import { upgradeConfig } from './migrations';

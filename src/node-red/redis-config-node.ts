@@ -7,7 +7,7 @@ import type { RedisConnectionSettings, RedisMode } from '../redis/connection-opt
 import type { SharedConnection } from '../redis/shared-connection';
 import type { NodeDef } from './api';
 import { oneOf, positiveInteger } from './config-values';
-import { REDIS_DEFAULTS } from './editor-settings';
+import { REDIS_DEFAULTS } from '../core/defaults';
 
 export interface RedisConfigNode {
   /** For messages: the node's name, or what it connects to. */

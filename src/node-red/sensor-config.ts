@@ -4,7 +4,7 @@ import type { MemorySeenSettings } from '../stores/memory-seen-store';
 import type { NodeAPI, NodeDef } from './api';
 import { errorMessage } from './errors';
 import { isBlank, nonNegativeNumber, oneOf, optionalNumber, positiveInteger, positiveNumber } from './config-values';
-import { MAX_ENTRIES, SENSOR_DEFAULTS as DEFAULTS, type MeasureDef } from './editor-settings';
+import { MAX_ENTRIES, SENSOR_DEFAULTS as DEFAULTS, type MeasureDef } from '../core/defaults';
 import { compileMessagePath, type MessagePath } from './message-path';
 import type { OnStoreError } from './store-failure';
 import type { StoreKind } from './store-binding';

@@ -1,7 +1,7 @@
 import type { MemoryWindowSettings } from '../stores/memory-window-store';
 import type { NodeAPI, NodeDef } from './api';
 import { isBlank, nonNegativeNumber, oneOf, optionalNonNegative, positiveInteger, positiveNumber } from './config-values';
-import { MAX_ENTRIES, SLIDING_WINDOW_DEFAULTS as DEFAULTS } from './editor-settings';
+import { MAX_ENTRIES, SLIDING_WINDOW_DEFAULTS as DEFAULTS } from '../core/defaults';
 import { compileMessagePath, type MessagePath } from './message-path';
 import type { OnStoreError } from './store-failure';
 import type { StoreKind } from './store-binding';

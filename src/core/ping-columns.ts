@@ -1,6 +1,6 @@
-import { grown } from '../core/recency-index';
-import { RuleColumns } from '../core/rule-columns';
-import type { Ping } from '../core/sliding-window';
+import { grown } from './recency-index';
+import { RuleColumns } from './rule-columns';
+import type { Ping } from './sliding-window';
 
 /**
  * Pings in columns, the one shape the what-if works on: a recorded file read
