@@ -75,7 +75,7 @@ export class ConfirmController {
 
   start(def: ConfirmDef): void {
     const upgraded = upgradeConfig(CONFIRM_TYPE, def, (version, supported) => this.node.warn(this.t('warnings.newerConfig', { version, supported })));
-    this.action = oneOf(upgraded.action, ['confirm', 'release'], CONFIRM_DEFAULTS.action);
+    this.action = oneOf(upgraded.action, 'action', ['confirm', 'release'], CONFIRM_DEFAULTS.action);
     this.board.changed();
     this.node.on('input', (msg, send, done) => this.input(msg, send, done));
     this.node.on('close', (_removed, done) => {

@@ -91,11 +91,11 @@ export function readSlidingWindowConfig(RED: NodeAPI, def: SlidingWindowDef): Sl
       accuracy: isBlank(def.accuracyProperty) ? undefined : path(def.accuracyProperty, ''),
       events,
     },
-    store: oneOf(def.store, ['memory', 'redis'], 'memory'),
+    store: oneOf(def.store, 'store', ['memory', 'redis'], DEFAULTS.store),
     redis: def.redis,
     persistSeconds: nonNegativeNumber(def.persistSeconds, 'persistSeconds', DEFAULTS.persistSeconds),
     sampleSize: Math.floor(nonNegativeNumber(def.sampleSize, 'sampleSize', DEFAULTS.sampleSize)),
-    onStoreError: oneOf(def.onStoreError, ['admit', 'error'], 'admit'),
+    onStoreError: oneOf(def.onStoreError, 'onStoreError', ['admit', 'error'], DEFAULTS.onStoreError),
     warnings,
   };
 }
