@@ -13,19 +13,11 @@ import type { Ping } from './sliding-window';
  * Only what the sliding-window rule reads is held: the asset, the times, the
  * position and the rule fields. Never a payload.
  */
-export interface PingColumns {
+export interface PingColumns extends Pick<RuleColumns, 't' | 'lat' | 'lon' | 'heading' | 'accuracy' | 'events'> {
   size: number;
   /** Each asset id once; `asset[i]` is the index of ping i's id here. */
   names: string[];
   asset: Int32Array;
-  /** Device time, epoch milliseconds. */
-  t: Float64Array;
-  lat: Float64Array;
-  lon: Float64Array;
-  /** NaN when the ping had none. */
-  heading: Float64Array;
-  accuracy: Float64Array;
-  events: Float64Array;
   /** The host's clock when the node decided the ping (epoch ms); NaN when unknown, as for a file. */
   arrival: Float64Array;
 }
