@@ -4,7 +4,7 @@
  * each node's .html before its registerType call.
  *
  * Defaults: every option's default, and the config version, are written once,
- * in the runtime (src/node-red/editor-settings.ts), which exports them as the
+ * in the runtime (src/core/defaults.ts), which exports them as the
  * runtime setting `<camelCaseType>Defaults`; defaultsFor() reads them from
  * RED.settings, so the dialog of a new node and a hand-written flow mean the
  * same thing.

@@ -1,6 +1,7 @@
 /** The sensor reconnect dedup node: Node-RED's entry point, wiring only (behaviour: node-red/sensor-controller). */
 import type { Node, NodeAPI } from './node-red/api';
-import { editorSettings, MAX_ENTRIES, SENSOR_PRESETS } from './node-red/editor-settings';
+import { MAX_ENTRIES } from './core/defaults';
+import { editorSettings, SENSOR_PRESETS } from './node-red/editor-settings';
 import { SensorController } from './node-red/sensor-controller';
 import type { SensorDef } from './node-red/sensor-config';
 

@@ -4,7 +4,7 @@ import type { MemorySeenSettings } from '../stores/memory-seen-store';
 import type { NodeAPI, NodeDef } from './api';
 import { errorMessage } from './errors';
 import { isBlank, nonNegativeNumber, oneOf, optionalNumber, positiveInteger, positiveNumber } from './config-values';
-import { MAX_ENTRIES, SENSOR_DEFAULTS as DEFAULTS, type MeasureDef } from './editor-settings';
+import { MAX_ENTRIES, SENSOR_DEFAULTS as DEFAULTS, type MeasureDef } from '../core/defaults';
 import { compileMessagePath, type MessagePath } from './message-path';
 import type { OnStoreError } from './store-failure';
 import type { StoreKind } from './store-binding';
@@ -45,8 +45,8 @@ export interface SensorConfig {
 }
 
 export function readSensorConfig(RED: NodeAPI, def: SensorDef): SensorConfig {
-  const keyMode = oneOf(def.keyMode, ['reading', 'property'], 'reading');
-  const confirm = oneOf(def.confirm, ['off', 'on'], 'off') === 'on';
+  const keyMode = oneOf(def.keyMode, 'keyMode', ['reading', 'property'], DEFAULTS.keyMode);
+  const confirm = oneOf(def.confirm, 'confirm', ['off', 'on'], DEFAULTS.confirm) === 'on';
   const settingMax = RED.settings.sensorReconnectDedupMaxKeys;
   const seen: MemorySeenSettings = {
     ttlSeconds: positiveNumber(def.ttlSeconds, 'ttlSeconds', DEFAULTS.ttlSeconds),
@@ -60,17 +60,17 @@ export function readSensorConfig(RED: NodeAPI, def: SensorDef): SensorConfig {
     seen,
     fields: keyMode === 'reading' ? readingFields(def) : undefined,
     keySource: keyMode === 'property' ? keySource(RED, def) : undefined,
-    outputMode: oneOf(def.outputMode, ['burst', 'each'], 'burst'),
-    store: oneOf(def.store, ['memory', 'redis'], 'memory'),
+    outputMode: oneOf(def.outputMode, 'outputMode', ['burst', 'each'], DEFAULTS.outputMode),
+    store: oneOf(def.store, 'store', ['memory', 'redis'], DEFAULTS.store),
     redis: def.redis,
     persistSeconds: nonNegativeNumber(def.persistSeconds, 'persistSeconds', DEFAULTS.persistSeconds),
-    onStoreError: oneOf(def.onStoreError, ['admit', 'error'], 'admit'),
+    onStoreError: oneOf(def.onStoreError, 'onStoreError', ['admit', 'error'], DEFAULTS.onStoreError),
   };
 }
 
 function keySource(RED: NodeAPI, def: SensorDef): KeySource {
   const text = isBlank(def.keyProperty) ? DEFAULTS.keyProperty : String(def.keyProperty).trim();
-  if (oneOf(def.keyPropertyType, ['msg', 'jsonata'], 'msg') === 'jsonata') {
+  if (oneOf(def.keyPropertyType, 'keyPropertyType', ['msg', 'jsonata'], DEFAULTS.keyPropertyType) === 'jsonata') {
     try {
       return { type: 'jsonata', expression: RED.util.prepareJSONataExpression(text, {}), text };
     } catch (error) {

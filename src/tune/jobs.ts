@@ -1,7 +1,7 @@
 import { TextDecoder } from 'util';
 import type { MemoryWindowSettings } from '../stores/memory-window-store';
 import { decideAll, type GridCell } from './grid';
-import type { PingColumns } from './ping-columns';
+import type { PingColumns } from '../core/ping-columns';
 import { PingFileError, readPingText, type PingFileResult, type RuleFields } from './ping-file';
 import { whatIf, type WhatIfRequest, type WhatIfResult } from './what-if';
 

@@ -1,7 +1,7 @@
 import { createReadStream } from 'fs';
 import { StringDecoder } from 'string_decoder';
 import { readPing, type RawPing } from '../core/ping';
-import { PingColumns, PingColumnsBuilder } from './ping-columns';
+import { PingColumns, PingColumnsBuilder } from '../core/ping-columns';
 
 /**
  * Recorded pings, read for the what-if (the dedup-tune command and the

@@ -10,7 +10,7 @@
  */
 import assert from 'node:assert/strict';
 import { CONFIG_VERSION } from '../../src/node-red/migrations';
-import { CONFIRM_DEFAULTS, SENSOR_DEFAULTS, SLIDING_WINDOW_DEFAULTS } from '../../src/node-red/editor-settings';
+import { CONFIRM_DEFAULTS, SENSOR_DEFAULTS, SLIDING_WINDOW_DEFAULTS } from '../../src/core/defaults';
 import { examples } from '../e2e/support/pack';
 import { until, type Msg } from '../support/node-red-helper';
 import { ALLOWED_TYPES, EXAMPLES, exampleFlow, examplesInThisBlock } from './example-runtime';
