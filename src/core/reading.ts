@@ -30,8 +30,8 @@ export interface ReadingFields {
 /**
  * The timestamp's name in the hashed JSON, whatever its path: the reference
  * design's idempotency_key names it `ts`, so that a worker mapping the same
- * uplink to its SensorReading gets the same key. (In release 0.1.0 it was
- * the path's last name: `received_at` for The Things Stack's preset.)
+ * uplink to its SensorReading gets the same key. (Development rounds 1 and
+ * 2 used the path's last name: `received_at` for The Things Stack's preset.)
  */
 export const TS_NAME = 'ts';
 
