@@ -41,7 +41,7 @@ import { rm } from 'fs/promises';
 import { basename, join } from 'path';
 import { performance } from 'perf_hooks';
 import { writeClear, RecordWriter, type RestoreTarget, type StateCodec } from './codecs';
-import { decodeHeader, encodeFrame, encodeHeader, END_FRAME, FRAME_HEAD_BYTES, HEADER_BYTES, readFrames } from './frames';
+import { decodeHeader, encodeFrame, encodeHeader, END_FRAME, FRAME_HEAD_BYTES, HEADER_BYTES, packRecords, readFrames, unpackRecords } from './frames';
 import { realFiles, writeAll, type SaveFiles } from './save-files';
 
 export interface JournalSource<E> {
@@ -123,6 +123,26 @@ async function inSlices(count: number, each: (i: number) => void, sliceDone: () 
   }
 }
 const nothing = (): void => undefined;
+
+/**
+ * The frames of slices being compressed, in order. Each frame's CRC is
+ * computed after a turn of the loop of its own: a slice's CRC is some
+ * 30 KB of bytes, cheap, but 50 of them in a row were not.
+ */
+/** The records written so far, compressing; a failure is seen when framesOf awaits it, never as an unhandled rejection meanwhile. */
+function pack(out: RecordWriter): Promise<Buffer> {
+  const packed = packRecords(out.take());
+  packed.catch(nothing);
+  return packed;
+}
+
+async function framesOf(packing: Promise<Buffer>[]): Promise<Buffer[]> {
+  const frames: Buffer[] = [];
+  for (const packed of packing) {
+    frames.push(encodeFrame(await packed));
+  }
+  return frames;
+}
 
 /** The cause of a failed save as the status shows it: the system's code (ENOSPC, EIO), else the message. */
 export function causeOf(error: unknown): string {
@@ -254,14 +274,14 @@ export class StateJournal<E> {
           // Only the header is in doubt (its generation above all): its frames
           // carry their own checksums, so they are kept, and every journal is
           // replayed after them, none skipped as older.
-          const kept = this.applyFrames(snapshotFrames(data, HEADER_BYTES), nowMs);
+          const kept = this.applyFrames(snapshotFrames(data, HEADER_BYTES), nowMs, HEADER_BYTES, true);
           applied += kept.applied;
           const aside = this.copyAside(snapshotPath);
           snapshotLoss = `the snapshot ${header.problem} (its generation cannot be trusted); ${usedOf(kept)}; ${aside}`;
         }
         this.whole = true;
       } else {
-        const kept = this.applyFrames(snapshotFrames(data, header.bytes), nowMs);
+        const kept = this.applyFrames(snapshotFrames(data, header.bytes), nowMs, header.bytes, header.deflated);
         applied += kept.applied;
         fromGeneration = header.generation;
         this.generation = header.generation;
@@ -299,7 +319,7 @@ export class StateJournal<E> {
       // leave an append's space as zeros), and appends after it would never
       // be read.
       if (frames.ended && frames.damage === undefined) frames.damage = `an empty frame after ${count(frames.payloads.length, 'frame')}`;
-      const kept = this.applyFrames(frames, nowMs, header.bytes);
+      const kept = this.applyFrames(frames, nowMs, header.bytes, header.deflated);
       applied += kept.applied;
       journalsKept.push(file);
       if (kept.damage !== undefined) {
@@ -312,7 +332,11 @@ export class StateJournal<E> {
           this.whole = true;
         }
       }
-      if (generation === this.generation) this.journalBytes = kept.good;
+      if (generation === this.generation) {
+        this.journalBytes = kept.good;
+        // Compressed frames never follow the previous format's: its journal is finished by a new snapshot.
+        if (!header.deflated) this.whole = true;
+      }
     }
     if (snapshotLoss !== undefined) {
       const journals = journalsKept.length > 0 ? `the journals after it were loaded (${journalsKept.join(', ')})` : 'there were no journals after it';
@@ -322,13 +346,13 @@ export class StateJournal<E> {
   }
 
   /** Applies whole frames until the first damaged one (or damaged record): how many, and where the whole ones end. */
-  private applyFrames(frames: ReturnType<typeof readFrames>, nowMs: number, start = HEADER_BYTES): { applied: number; good: number; damage: string | undefined } {
+  private applyFrames(frames: ReturnType<typeof readFrames>, nowMs: number, start: number, deflated: boolean): { applied: number; good: number; damage: string | undefined } {
     let applied = 0;
     let good = start;
     let damage = frames.damage;
     try {
       for (const payload of frames.payloads) {
-        this.codec.apply(payload, this.source.target, nowMs);
+        this.codec.apply(deflated ? unpackRecords(payload) : payload, this.source.target, nowMs);
         good += payload.length + FRAME_HEAD_BYTES;
         applied++;
       }
@@ -383,14 +407,15 @@ export class StateJournal<E> {
         await writeAll(file, header, 0);
         bytes += header.length;
         const out = new RecordWriter();
-        const frames: Buffer[] = [];
+        const packing: Promise<Buffer>[] = [];
         await inSlices(keys.length, (i) => {
           const key = keys[i] as string;
           const entry = this.source.entry(key);
           if (entry !== undefined) this.codec.write(out, key, entry);
         }, () => {
-          if (out.length > 0) frames.push(encodeFrame(out.take()));
+          if (out.length > 0) packing.push(pack(out));
         });
+        const frames = await framesOf(packing);
         frames.push(END_FRAME);
         for (const frame of frames) {
           await writeAll(file, frame, bytes);
@@ -481,16 +506,19 @@ export class StateJournal<E> {
     try {
       const dir = this.options.dir;
       this.files.mkdir(dir);
-      const frames: Buffer[] = [];
       const out = new RecordWriter();
       if (cleared) writeClear(out);
       const pending = keys.values();
+      const packing: Promise<Buffer>[] = [];
       await inSlices(keys.size, () => {
         const key = pending.next().value as string;
         this.codec.write(out, key, this.source.entry(key));
       }, () => {
-        if (out.length > 0) frames.push(encodeFrame(out.take()));
+        if (out.length > 0) packing.push(pack(out));
       });
+      // A reset with nothing after it is a slice of its own.
+      if (out.length > 0) packing.push(pack(out));
+      const frames = await framesOf(packing);
       if (this.journalBytes === 0) frames.unshift(encodeHeader(this.codec.kind, this.generation));
       const start = this.journalBytes;
       let at = start;

@@ -38,7 +38,7 @@ describe('persist/frames', () => {
       assert.equal(header.length, HEADER_BYTES);
       assert.equal(header.subarray(0, 4).toString('latin1'), 'NRDD');
       assert.equal(header[4], FORMAT_VERSION);
-      assert.deepEqual(decodeHeader(header, SEEN_STATE), { ok: true, generation: 0xfffffffe, bytes: HEADER_BYTES });
+      assert.deepEqual(decodeHeader(header, SEEN_STATE), { ok: true, generation: 0xfffffffe, bytes: HEADER_BYTES, deflated: true });
     });
 
     it('checks its own checksum: any flipped bit, the generation above all, is refused', () => {
@@ -62,7 +62,7 @@ describe('persist/frames', () => {
       legacy[4] = 1;
       legacy[5] = WINDOW_STATE;
       legacy.writeUInt32LE(7, 8);
-      assert.deepEqual(decodeHeader(legacy, WINDOW_STATE), { ok: true, generation: 7, bytes: 12 });
+      assert.deepEqual(decodeHeader(legacy, WINDOW_STATE), { ok: true, generation: 7, bytes: 12, deflated: false });
       const data = Buffer.concat([legacy, encodeFrame(Buffer.from('old')), END_FRAME]);
       assert.deepEqual(readFrames(data, 12), { payloads: [Buffer.from('old')], ended: true });
     });
