@@ -105,11 +105,11 @@ const JOURNAL_PREFIX = 'journal-';
 const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /**
- * Runs each(i) for i from 0 to count - 1 in slices of about SLICE_MS, with
- * a turn of the event loop between them; sliceDone() after each slice
- * (each slice becomes a frame).
+ * Runs each(i) for i from 0 to count - 1 in slices of about SLICE_MS;
+ * sliceDone() after each slice (each slice becomes a frame), which resolves
+ * after a turn of the event loop, when the next slice may start.
  */
-async function inSlices(count: number, each: (i: number) => void, sliceDone: () => void): Promise<void> {
+async function inSlices(count: number, each: (i: number) => void, sliceDone: () => Promise<unknown>): Promise<void> {
   let i = 0;
   while (i < count) {
     const until = performance.now() + SLICE_MS;
@@ -118,8 +118,8 @@ async function inSlices(count: number, each: (i: number) => void, sliceDone: () 
       const end = Math.min(i + 32, last);
       for (; i < end; i++) each(i);
     } while (i < last && performance.now() < until);
-    sliceDone();
-    if (i < count) await turn();
+    const next = sliceDone();
+    if (i < count) await next;
   }
 }
 const nothing = (): void => undefined;
@@ -129,19 +129,32 @@ const nothing = (): void => undefined;
  * computed after a turn of the loop of its own: a slice's CRC is some
  * 30 KB of bytes, cheap, but 50 of them in a row were not.
  */
-/** The records written so far, compressing; a failure is seen when framesOf awaits it, never as an unhandled rejection meanwhile. */
-function pack(out: RecordWriter): Promise<Buffer> {
-  const packed = packRecords(out.take());
-  packed.catch(nothing);
-  return packed;
-}
+/**
+ * Turns slices of records into frames: each slice is compressed in the
+ * thread pool while the next one is encoded, at most one behind, so that a
+ * save of 100,000 entries never holds 50 compressors (and their native
+ * memory, which V8 answers with a full collection) at once.
+ */
+class Packer {
+  readonly frames: Buffer[] = [];
+  private last: Promise<void> = Promise.resolve();
 
-async function framesOf(packing: Promise<Buffer>[]): Promise<Buffer[]> {
-  const frames: Buffer[] = [];
-  for (const packed of packing) {
-    frames.push(encodeFrame(await packed));
+  /** Starts compressing what `out` holds; resolves after a turn of the loop, once the slice before it is a frame. */
+  add(out: RecordWriter): Promise<unknown> {
+    const previous = this.last;
+    if (out.length > 0) {
+      const packed = packRecords(out.take());
+      this.last = previous.then(() => packed).then((frame) => void this.frames.push(encodeFrame(frame)));
+      // Seen by done() or the next add(), never as an unhandled rejection meanwhile.
+      this.last.catch(nothing);
+    }
+    return Promise.all([previous, turn()]);
   }
-  return frames;
+
+  async done(): Promise<Buffer[]> {
+    await this.last;
+    return this.frames;
+  }
 }
 
 /** The cause of a failed save as the status shows it: the system's code (ENOSPC, EIO), else the message. */
@@ -407,15 +420,13 @@ export class StateJournal<E> {
         await writeAll(file, header, 0);
         bytes += header.length;
         const out = new RecordWriter();
-        const packing: Promise<Buffer>[] = [];
+        const packer = new Packer();
         await inSlices(keys.length, (i) => {
           const key = keys[i] as string;
           const entry = this.source.entry(key);
           if (entry !== undefined) this.codec.write(out, key, entry);
-        }, () => {
-          if (out.length > 0) packing.push(pack(out));
-        });
-        const frames = await framesOf(packing);
+        }, () => packer.add(out));
+        const frames = await packer.done();
         frames.push(END_FRAME);
         for (const frame of frames) {
           await writeAll(file, frame, bytes);
@@ -509,16 +520,14 @@ export class StateJournal<E> {
       const out = new RecordWriter();
       if (cleared) writeClear(out);
       const pending = keys.values();
-      const packing: Promise<Buffer>[] = [];
+      const packer = new Packer();
       await inSlices(keys.size, () => {
         const key = pending.next().value as string;
         this.codec.write(out, key, this.source.entry(key));
-      }, () => {
-        if (out.length > 0) packing.push(pack(out));
-      });
+      }, () => packer.add(out));
       // A reset with nothing after it is a slice of its own.
-      if (out.length > 0) packing.push(pack(out));
-      const frames = await framesOf(packing);
+      if (out.length > 0) void packer.add(out);
+      const frames = await packer.done();
       if (this.journalBytes === 0) frames.unshift(encodeHeader(this.codec.kind, this.generation));
       const start = this.journalBytes;
       let at = start;
