@@ -299,6 +299,8 @@ export class StateJournal<E> {
         fromGeneration = header.generation;
         this.generation = header.generation;
         this.snapshotBytes = data.length;
+        // The previous format's snapshot is rewritten in this one by the first save.
+        if (!header.deflated) this.whole = true;
         if (kept.damage !== undefined) {
           const aside = this.copyAside(snapshotPath);
           snapshotLoss = `the snapshot has ${usedOf(kept)}; ${aside}`;

@@ -7,14 +7,14 @@
  * changes, not with the size of the set.
  */
 import assert from 'node:assert/strict';
+import { createHash } from 'crypto';
 import { appendFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'fs';
 import { tmpdir } from 'os';
 import { join } from 'path';
 import { CLAIM } from '../../src/core/seen-codes';
 import type { Ping } from '../../src/core/sliding-window';
-import { seenCodec, windowCodec, type StateCodec } from '../../src/persist/codecs';
-import { encodeHeader, FORMAT_VERSION, HEADER_BYTES, readFrames, SEEN_STATE, unpackRecords } from '../../src/persist/frames';
-import { createHash } from 'crypto';
+import { RecordWriter, seenCodec, windowCodec, type StateCodec } from '../../src/persist/codecs';
+import { encodeFrame, encodeHeader, FORMAT_VERSION, HEADER_BYTES, readFrames, SEEN_STATE, unpackRecords } from '../../src/persist/frames';
 import { SLICE, StateJournal } from '../../src/persist/state-journal';
 import { MemorySeenStore, type MemorySeenSettings } from '../../src/stores/memory-seen-store';
 import { MemoryWindowStore, type MemoryWindowSettings } from '../../src/stores/memory-window-store';
@@ -489,6 +489,38 @@ describe('persist/state-journal StateJournal', function () {
         assert.ok(existsSync(`${snapshot}.bad`));
       });
     }
+
+    it('loads a state saved in the previous format (12-byte headers, records not compressed), and the next save rewrites it', async () => {
+      const legacyHeader = (generation: number): Buffer => {
+        const header = Buffer.alloc(12);
+        header.writeUInt32LE(0x4444524e, 0);
+        header[4] = 1;
+        header[5] = 1; // a window state
+        header.writeUInt32LE(generation, 8);
+        return header;
+      };
+      const records = (from: number, to: number): Buffer => {
+        const out = new RecordWriter();
+        const source = windows(join(root, 'scratch'), clock);
+        for (let i = from; i < to; i++) source.store.decideNow(ping(i, 0));
+        for (let i = from; i < to; i++) windowCodec.write(out, asset(i), source.store.entry(asset(i)));
+        return out.take();
+      };
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(join(dir, 'snapshot'), Buffer.concat([legacyHeader(3), encodeFrame(records(0, 4)), Buffer.alloc(8)]));
+      writeFileSync(join(dir, 'journal-2'), Buffer.concat([legacyHeader(2), encodeFrame(records(90, 91))]));
+      writeFileSync(join(dir, 'journal-3'), Buffer.concat([legacyHeader(3), encodeFrame(records(4, 6))]));
+      const loaded = reloadWindows(dir, clock);
+      assert.deepEqual(loaded.store.keys(), [0, 1, 2, 3, 4, 5].map(asset), 'journal-2 is older than the snapshot');
+      assert.deepEqual(loaded.warnings, []);
+      loaded.store.decideNow(ping(6, 0));
+      await loaded.journal.save();
+      assert.deepEqual(files(dir), ['snapshot']);
+      assert.equal(readFileSync(join(dir, 'snapshot'))[4], FORMAT_VERSION);
+      const again = reloadWindows(dir, clock);
+      assert.deepEqual(again.store.keys(), [0, 1, 2, 3, 4, 5, 6].map(asset));
+      assert.deepEqual(again.warnings, []);
+    });
 
     it('never overwrites a file set aside earlier', async () => {
       await savedState();
