@@ -584,6 +584,8 @@ export class StateJournal<E> {
     const now = (this.options.now ?? Date.now)();
     const last = this.warned.get(cause);
     if (last !== undefined && now - last < WARN_EVERY_MS) return;
+    // Causes are codes, or messages when there is none: a few, but never let them pile up.
+    if (this.warned.size >= 32) this.warned.clear();
     this.warned.set(cause, now);
     const text = error instanceof Error ? error.message : String(error);
     this.options.warn(`could not save the state to ${this.options.dir} (${text}); it stays pending and is saved once saving works again`);
