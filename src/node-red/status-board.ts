@@ -10,6 +10,8 @@ import { errorMessage } from './errors';
 export class StatusBoard {
   private connection: ConnectionEvent | undefined;
   private failure: string | undefined;
+  /** Why the memory store's state is not being saved (e.g. ENOSPC), while it is not. */
+  private notSaving: string | undefined;
   private timer: NodeJS.Timeout | undefined;
   private lastDrawn = 0;
   private stopped = false;
@@ -38,6 +40,13 @@ export class StatusBoard {
       this.failure = undefined;
       this.draw();
     }
+  }
+
+  /** Saving the memory store's state started failing (its cause) or works again (undefined). */
+  savingChanged(cause: string | undefined): void {
+    if (cause === this.notSaving) return;
+    this.notSaving = cause;
+    this.draw();
   }
 
   /** A count changed: redraw now, or once the interval has passed. */
@@ -90,7 +99,8 @@ export class StatusBoard {
         });
         return;
       default:
-        this.node.status({ fill: 'green', shape: 'dot', text: counts });
+        if (this.notSaving !== undefined) this.node.status({ fill: 'yellow', shape: 'ring', text: this.t('status.notSaving', { cause: this.notSaving, counts }) });
+        else this.node.status({ fill: 'green', shape: 'dot', text: counts });
     }
   }
 }
