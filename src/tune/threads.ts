@@ -26,8 +26,8 @@ const WORKER = join(__dirname, 'grid-worker.js');
  * such as a million pings each from an asset of its own, ends that thread
  * with a 'memory' error, never the runtime.
  */
-export const WHAT_IF_HEAP_MB = 128;
-const WHAT_IF_LIMITS: ResourceLimits = { maxOldGenerationSizeMb: WHAT_IF_HEAP_MB, maxYoungGenerationSizeMb: 16 };
+export const WHAT_IF_HEAP_MB = 64;
+const WHAT_IF_LIMITS: ResourceLimits = { maxOldGenerationSizeMb: WHAT_IF_HEAP_MB, maxYoungGenerationSizeMb: 8 };
 
 export function threadsAvailable(): boolean {
   return existsSync(WORKER);
