@@ -267,11 +267,6 @@ export class LineSplitter {
     private readonly maxBytes: number = MAX_LINE_BYTES,
   ) {}
 
-  /** Lines finished so far. */
-  get lines(): number {
-    return this.lineNumber - 1;
-  }
-
   write(chunk: Uint8Array): void {
     const bytes = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
     let from = 0;
