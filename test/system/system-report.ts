@@ -59,6 +59,8 @@ function table(header: string[], rows: (string | number)[][]): string {
 export function report(run: RunResult): Report {
   const problems: string[] = [];
   const doubles: string[] = [];
+  /** A few readings of each kind of loss before a replay, with what happened to them. */
+  const examples = new Map<string, string[]>();
   const losses: string[] = [];
   /** What each instance did with a reading, in record order, for the explanations. */
   const history = new Map<string, string[]>();
@@ -141,10 +143,18 @@ export function report(run: RunResult): Report {
       }
       if (made.at < w.snapshotAt - SETTLE_MS && !w.beforeReplay.has(k_)) {
         const who = reachedBy.get(k_);
-        if (who === undefined) row.missingNeverReached++;
-        else if (caught.has(k_)) row.missingCaught++;
-        else if (who.has(run.killed)) row.missingInKilled++;
+        let kind: string;
+        if (who === undefined) kind = 'never reached a flow';
+        else if (caught.has(k_)) kind = 'caught';
+        else if (w.fault === 'kill -9 a Node-RED' && who.has(run.killed)) kind = 'reached the killed instance';
+        else kind = 'other';
+        if (kind === 'never reached a flow') row.missingNeverReached++;
+        else if (kind === 'caught') row.missingCaught++;
+        else if (kind === 'reached the killed instance') row.missingInKilled++;
         else row.missingOther++;
+        const list = examples.get(`${w.fault}: ${kind}`) ?? [];
+        if (list.length < 3) list.push(`${k_} made ${((made.at - w.from) / 1000).toFixed(2)} s after the fault began: ${(history.get(k_) ?? []).join('; ')}`);
+        examples.set(`${w.fault}: ${kind}`, list);
       }
     }
     return row;
@@ -233,6 +243,9 @@ export function report(run: RunResult): Report {
     '',
     'Vehicle pings (no replay: what the broker or a killed instance dropped stays lost):',
     pingTable,
+    '',
+    'Readings missing before their replay, examples:',
+    ...[...examples].flatMap(([kind, list]) => [`  ${kind}`, ...list.map((line) => `    ${line}`)]),
   ].join('\n');
   problems.unshift(...doubles.slice(0, 20), ...losses.slice(0, 20));
   return { readings, pings, problems, text };

@@ -5,7 +5,7 @@
  * each flow, what the flows decided and what the database holds; the report
  * (system-report.ts) turns that into the tables and the checks.
  */
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'fs';
+import { mkdtempSync, readFileSync, realpathSync, rmSync, statSync } from 'fs';
 import { tmpdir } from 'os';
 import { join } from 'path';
 import type Redis from 'ioredis';
@@ -272,7 +272,7 @@ export async function runSystem(options: RunOptions): Promise<RunResult> {
 
     const unkilled = instances.filter((_nr, i) => i !== KILLED);
     const cpuNow = async (): Promise<[number, number, number]> => [
-      unkilled.reduce((sum, nr) => sum + cpuSecondsOf(nr.userDir), 0),
+      unkilled.reduce((sum, nr) => sum + cpuSecondsOf(realpathSync(nr.userDir), 'cwd'), 0),
       await redis.cpuSeconds(),
       cpuSecondsOf(broker.configFile),
     ];
