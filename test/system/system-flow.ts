@@ -70,7 +70,7 @@ export function systemFlow(s: FlowSettings): FlowNode[] {
     { id: 'sys-redis', type: 'dedup-redis', name: 'redis', ...redis, db: '0', tls: false, sentinels: '', masterName: 'mymaster', keyPrefix: 'sys:', timeoutMs: String(s.timeoutMs), version: 2 },
 
     { id: 'bins-in', type: 'mqtt in', z: TAB, name: 'bins', topic: '$share/dedup/bins/+', qos: '1', datatype: 'json', broker: 'sys-broker', nl: false, rap: true, rh: 0, inputs: 0, wires: [['bins-seen']] },
-    recorder('bins-seen', 'reached the flow', "const list = Array.isArray(msg.payload) ? msg.payload : [msg.payload];\nlet text = '';\nfor (const r of list) text += JSON.stringify({ k: 'r', n: who, d: r && r.device_id, s: r && r.seq }) + '\\n';\nfs.writeSync(fd, text);\nreturn msg;", [['bins-dedup']]),
+    recorder('bins-seen', 'reached the flow', "const list = Array.isArray(msg.payload) ? msg.payload : [msg.payload];\nlet text = '';\nfor (const r of list) text += JSON.stringify({ k: 'r', n: who, d: r && r.device_id, s: r && r.seq, at: Date.now() }) + '\\n';\nfs.writeSync(fd, text);\nreturn msg;", [['bins-dedup']]),
     {
       id: 'bins-dedup', type: 'sensor-reconnect-dedup', z: TAB, name: 'bins', store: 'redis', redis: 'sys-redis',
       ttlSeconds: '3600', maxKeys: '', persistSeconds: '10', keyMode: 'reading', keyProperty: 'payload.id', keyPropertyType: 'msg',

@@ -63,7 +63,10 @@ export function report(run: RunResult): Report {
   const examples = new Map<string, string[]>();
   const losses: string[] = [];
   /** What each instance did with a reading, in record order, for the explanations. */
-  const history = new Map<string, string[]>();
+  const history = new Map<string, { text: string; at?: number }[]>();
+  /** A reading's history, its times counted from `from` (the start of its fault). */
+  const told = (k: string, from: number): string =>
+    (history.get(k) ?? [{ text: 'reached no flow' }]).map((h) => (h.at === undefined ? h.text : `${h.text} at ${((h.at - from) / 1000).toFixed(2)} s`)).join('; ');
   const reachedBy = new Map<string, Set<string>>();
   const caught = new Set<string>();
   const pingReached = new Map<string, Set<string>>();
@@ -77,7 +80,7 @@ export function report(run: RunResult): Report {
       let list = history.get(k);
       if (list === undefined) history.set(k, (list = []));
       const what = { r: 'reached', m: 'admitted', x: 'suppressed', e: 'caught' }[r.k];
-      list.push(`${r.n} ${what}${r.why ? ` (${r.why})` : ''}${r.m ? ` (${r.m})` : ''}`);
+      list.push({ text: `${r.n} ${what}${r.why ? ` (${r.why})` : ''}${r.m ? ` (${r.m})` : ''}`, ...(r.at === undefined ? {} : { at: r.at }) });
     }
     if (r.k === 'r') {
       const k = key(r.d, r.s);
@@ -133,13 +136,13 @@ export function report(run: RunResult): Report {
       if ((run.inserted.get(k_) ?? 0) > 0) row.inserted++;
       else {
         row.lost++;
-        losses.push(`reading ${k_} (window ${k + 1}, made ${((made.at - w.from) / 1000).toFixed(1)} s after the fault began) is not in the database after its replay: ${(history.get(k_) ?? ['reached no flow']).join('; ')}`);
+        losses.push(`reading ${k_} (window ${k + 1}, made ${((made.at - w.from) / 1000).toFixed(1)} s after the fault began) is not in the database after its replay: ${told(k_, w.from)}`);
       }
       const twice = Math.max(0, (run.attempts.get(k_) ?? 0) - 1);
       row.insertedTwice += twice;
       if (twice > 0) {
         const attempts = (run.doubleAttempts.get(k_) ?? []).map(([n, at]) => `${n} at ${((at - w.from) / 1000).toFixed(2)} s`).join(', ');
-        doubles.push(`reading ${k_} (window ${k + 1}, made ${((made.at - w.from) / 1000).toFixed(2)} s after the fault began) inserted ${twice + 1} times: ${attempts}; ${(history.get(k_) ?? []).join('; ')}`);
+        doubles.push(`reading ${k_} (window ${k + 1}, made ${((made.at - w.from) / 1000).toFixed(2)} s after the fault began) inserted ${twice + 1} times: ${attempts}; ${told(k_, w.from)}`);
       }
       if (made.at < w.snapshotAt - SETTLE_MS && !w.beforeReplay.has(k_)) {
         const who = reachedBy.get(k_);
@@ -153,7 +156,7 @@ export function report(run: RunResult): Report {
         else if (kind === 'reached the killed instance') row.missingInKilled++;
         else row.missingOther++;
         const list = examples.get(`${w.fault}: ${kind}`) ?? [];
-        if (list.length < 3) list.push(`${k_} made ${((made.at - w.from) / 1000).toFixed(2)} s after the fault began: ${(history.get(k_) ?? []).join('; ')}`);
+        if (list.length < 3) list.push(`${k_} made ${((made.at - w.from) / 1000).toFixed(2)} s after the fault began: ${told(k_, w.from)}; first INSERT ${run.firstAttempt.has(k_) ? `at ${(((run.firstAttempt.get(k_) as number) - w.from) / 1000).toFixed(2)} s` : 'never'}`);
         examples.set(`${w.fault}: ${kind}`, list);
       }
     }
