@@ -67,7 +67,8 @@ export function report(run: RunResult): Report {
   /** A reading's history, its times counted from `from` (the start of its fault). */
   const told = (k: string, from: number): string =>
     (history.get(k) ?? [{ text: 'reached no flow' }]).map((h) => (h.at === undefined ? h.text : `${h.text} at ${((h.at - from) / 1000).toFixed(2)} s`)).join('; ');
-  const reachedBy = new Map<string, Set<string>>();
+  /** `device:seq` -> instance -> when a copy first reached its flow */
+  const reachedBy = new Map<string, Map<string, number>>();
   const caught = new Set<string>();
   const pingReached = new Map<string, Set<string>>();
   const pingDecided = new Set<string>();
@@ -84,9 +85,9 @@ export function report(run: RunResult): Report {
     }
     if (r.k === 'r') {
       const k = key(r.d, r.s);
-      let set = reachedBy.get(k);
-      if (set === undefined) reachedBy.set(k, (set = new Set()));
-      set.add(r.n);
+      let first = reachedBy.get(k);
+      if (first === undefined) reachedBy.set(k, (first = new Map()));
+      first.set(r.n, Math.min(first.get(r.n) ?? Infinity, r.at ?? 0));
     } else if (r.k === 'e') {
       if (r.d !== undefined) caught.add(key(r.d, r.s));
       if (r.a !== undefined) pingCaught.add(`${r.a}|${r.t}`);
@@ -145,9 +146,10 @@ export function report(run: RunResult): Report {
         doubles.push(`reading ${k_} (window ${k + 1}, made ${((made.at - w.from) / 1000).toFixed(2)} s after the fault began) inserted ${twice + 1} times: ${attempts}; ${told(k_, w.from)}`);
       }
       if (made.at < w.snapshotAt - SETTLE_MS && !w.beforeReplay.has(k_)) {
-        const who = reachedBy.get(k_);
+        // Only what reached a flow before the snapshot: the replay's copy comes after it.
+        const who = new Set([...(reachedBy.get(k_) ?? new Map<string, number>())].filter(([, at]) => at < w.snapshotAt).map(([n]) => n));
         let kind: string;
-        if (who === undefined) kind = 'never reached a flow';
+        if (who.size === 0) kind = 'never reached a flow';
         else if (caught.has(k_)) kind = 'caught';
         else if (w.fault === 'kill -9 a Node-RED' && who.has(run.killed)) kind = 'reached the killed instance';
         else kind = 'other';
@@ -195,7 +197,7 @@ export function report(run: RunResult): Report {
 
   const total = <T>(rows: T[], pick: (r: T) => number): number => rows.reduce((s, r) => s + pick(r), 0);
   const readingTable = table(
-    ['fault (window)', 'readings made', 'copies published', 'inserted', 'inserted twice', 'missing before replay: never reached a flow', 'reached the killed instance', 'caught (store error)', 'other', 'lost after replay'],
+    ['fault (window)', 'readings made', 'copies published', 'inserted', 'inserted twice', 'missing before replay: never reached a flow before it', 'reached the killed instance', 'caught (store error)', 'other', 'lost after replay'],
     [
       ...readings.map((r) => [r.fault, r.made, r.copies, r.inserted, r.insertedTwice, r.missingNeverReached, r.missingInKilled, r.missingCaught, r.missingOther, r.lost]),
       ['total', total(readings, (r) => r.made), total(readings, (r) => r.copies), total(readings, (r) => r.inserted), total(readings, (r) => r.insertedTwice), total(readings, (r) => r.missingNeverReached), total(readings, (r) => r.missingInKilled), total(readings, (r) => r.missingCaught), total(readings, (r) => r.missingOther), total(readings, (r) => r.lost)],
@@ -248,6 +250,7 @@ export function report(run: RunResult): Report {
     pingTable,
     '',
     'Readings missing before their replay, examples:',
+    ...(examples.size === 0 ? ['  none'] : []),
     ...[...examples].flatMap(([kind, list]) => [`  ${kind}`, ...list.map((line) => `    ${line}`)]),
   ].join('\n');
   problems.unshift(...doubles.slice(0, 20), ...losses.slice(0, 20));
