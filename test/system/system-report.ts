@@ -165,6 +165,8 @@ export function report(run: RunResult): Report {
     return row;
   });
 
+  /** When the pings that never reached a flow were made, in seconds from the start of their fault. */
+  const neverReachedSpan = new Map<string, [number, number]>();
   const pings: PingRow[] = run.windows.map((w, k) => {
     const row: PingRow = { fault: w.fault, made: 0, copies: run.pingCopies[k] ?? 0, reached: 0, admitted: 0, admittedTwice: 0, neverReached: 0, diedInKilled: 0, undecidedElsewhere: 0, caught: 0, violations: 0 };
     for (const p of run.pings) {
@@ -182,6 +184,9 @@ export function report(run: RunResult): Report {
       if (pingCaught.has(k_)) row.caught++;
       if (who === undefined) {
         row.neverReached++;
+        const offset = (p.t - w.from) / 1000;
+        const span = neverReachedSpan.get(w.fault) ?? [offset, offset];
+        neverReachedSpan.set(w.fault, [Math.min(span[0], offset), Math.max(span[1], offset)]);
         continue;
       }
       row.reached++;
@@ -248,6 +253,7 @@ export function report(run: RunResult): Report {
     '',
     'Vehicle pings (no replay: what the broker or a killed instance dropped stays lost):',
     pingTable,
+    ...[...neverReachedSpan].map(([fault, [from, to]]) => `  ${fault}: the pings that never reached a flow were made ${from.toFixed(2)} to ${to.toFixed(2)} s after the fault began`),
     '',
     'Readings missing before their replay, examples:',
     ...(examples.size === 0 ? ['  none'] : []),
