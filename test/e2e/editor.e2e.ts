@@ -422,7 +422,8 @@ describe('the pack in the Node-RED editor (Chromium)', function () {
     assert.equal(await page.evaluate(() => RED.nodes.dirty()), true, 'nothing was deployed');
   });
 
-  for (const example of examples()) {
+  // mqtt-scale-out needs a broker and Redis to deploy green: test/examples/mqtt-scale-out.spec.ts and test/system run it.
+  for (const example of examples().filter((e) => e.name !== 'mqtt-scale-out')) {
     it(`Import > Examples lists "${example.name}" and it deploys cleanly`, async function () {
       const page = editor.page;
       const pack = packageJson().name;

@@ -25,7 +25,8 @@ describe('example flows', function () {
   this.timeout(30_000);
 
   it('are the ones this suite knows', function () {
-    assert.deepEqual(examples().map((e) => e.name), [...EXAMPLES]);
+    // mqtt-scale-out needs a broker, Redis and a database: mqtt-scale-out.spec.ts and test/system test it.
+    assert.deepEqual(examples().map((e) => e.name).filter((name) => name !== 'mqtt-scale-out'), [...EXAMPLES]);
   });
 
   for (const name of EXAMPLES) {
