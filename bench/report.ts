@@ -14,6 +14,7 @@ import type { PacedLine, PacedPhase, PacedResult } from './paced';
 import type { Plan } from './plan';
 import { ROOT } from './runtime';
 import type { SavingResult } from './saving';
+import { scriptCostTable, type ScriptCostResult } from './script-cost';
 import { sizingFigures, sizingTable } from './sizing';
 import { bytes, markdownTable, max, median, micros, millis, min, thousands, times } from './stats';
 import type { TrialResult } from './worker';
@@ -49,6 +50,8 @@ export interface RunData {
   fleet: FleetResult[];
   horizontal: HorizontalResult[];
   tune: TuneOutcome;
+  /** The script alone (script-cost.ts); undefined when not run. */
+  script: ScriptCostResult | undefined;
   /** Parts that failed as a whole (a trial's failure is kept with the trial). */
   failures: string[];
 }
@@ -401,6 +404,18 @@ function confirmSection(data: RunData): string[] {
   ];
 }
 
+function scriptSection(data: RunData): string[] {
+  const head = ['## The sliding-window script alone (issue 20)', ''];
+  if (data.script === undefined) return [...head, 'Not run.', ''];
+  return [
+    ...head,
+    `No Node-RED: EVALSHA calls of the fleet's pings (10,000 vehicles, every rule on: heading, clock guard, event values) through one client, 4 calls in flight, ${thousands(data.plan.scriptPings)} pings per size (a quarter of that at 1 per call). Script time: INFO commandstats, usec_per_call of evalsha (the script and its redis.call()s). Redis CPU: INFO cpu of the whole server (the script, reading the command, writing the reply). Per ping: per call over pings per call.`,
+    '',
+    scriptCostTable(data.script),
+    '',
+  ];
+}
+
 function tuneSection(data: RunData): string[] {
   const t = data.tune;
   const head = ['## dedup-tune grid (bench/tune.ts)', ''];
@@ -477,6 +492,7 @@ export function renderReport(data: RunData): string {
     ...confirmSection(data),
     ...memorySection(data),
     ...savingSection(data),
+    ...scriptSection(data),
     ...tuneSection(data),
     '## Sizing a deployment',
     '',
