@@ -187,7 +187,7 @@ async function main(): Promise<void> {
 
     if (wants('script')) {
       await part('script', async () => {
-        const job: ScriptCostJob = { port: redis.port, pings: plan.scriptPings };
+        const job: ScriptCostJob = { port: redis.port, pings: plan.scriptPings, repeats: 3 };
         const result = await runChild<ScriptCostResult>('script-cost.ts', job);
         data.script = result;
         for (const r of result.rows) log(`  script alone ${String(r.pingsPerCall).padStart(3)} pings/call: ${(r.scriptUsPerCall / r.pingsPerCall).toFixed(2)} µs script, ${(r.cpuUsPerCall / r.pingsPerCall).toFixed(2)} µs CPU per ping`);
