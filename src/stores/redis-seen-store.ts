@@ -1,6 +1,6 @@
 import calculateSlot from 'cluster-key-slot';
 import { nextToken } from '../redis/call-token';
-import { epochKey, SEEN_SEGMENT, seenGroupEpochKey, seenKey, SLOT_COUNT } from '../redis/key-names';
+import { epochKey, SEEN_SEGMENT, seenGroupEpochKey, seenGroupHead, seenKeyOf, SLOT_COUNT } from '../redis/key-names';
 import type { RedisClient } from '../redis/scripts';
 import { TickBatcher } from '../redis/tick-batcher';
 import { CountDown } from './count-down';
@@ -174,11 +174,18 @@ export class RedisSeenStore implements SeenStore {
       ops.writeUIntLE(token, at + 5, 6);
       at += OP_BYTES;
     };
+    // A burst is one device's readings: the head of its keys (an escaped hash tag) is worked out once.
+    let lastGroup: string | undefined;
+    let head = '';
     for (const part of parts) {
       if (part.op === RESET_ALL) writeOp(RESET_ALL, 1, 1, 0);
       else if (part.op === RESET_GROUP) writeOp(RESET_GROUP, groupKey(part.group as string), 1, 0);
       for (const claim of part.claims) {
-        keys.push(seenKey(prefix, claim.group, claim.key));
+        if (claim.group !== lastGroup) {
+          lastGroup = claim.group;
+          head = seenGroupHead(prefix, lastGroup);
+        }
+        keys.push(seenKeyOf(head, claim.group, claim.key));
         writeOp(part.op, keys.length, groupKey(claim.group), part.token);
       }
     }
