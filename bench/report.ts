@@ -14,6 +14,7 @@ import type { PacedLine, PacedPhase, PacedResult } from './paced';
 import type { Plan } from './plan';
 import { ROOT } from './runtime';
 import type { SavingResult } from './saving';
+import { issue20Section, type FiguresFile } from './issue20';
 import { scriptCostTable, type ScriptCostResult } from './script-cost';
 import { sizingFigures, sizingTable } from './sizing';
 import { bytes, markdownTable, max, median, micros, millis, min, thousands, times } from './stats';
@@ -52,6 +53,8 @@ export interface RunData {
   tune: TuneOutcome;
   /** The script alone (script-cost.ts); undefined when not run. */
   script: ScriptCostResult | undefined;
+  /** The figures of the run before (bench/figures.json), for issue 20's table. */
+  previousFigures: FiguresFile | undefined;
   /** Parts that failed as a whole (a trial's failure is kept with the trial). */
   failures: string[];
 }
@@ -121,7 +124,7 @@ export function cpuPerUnit(trials: readonly Trial[] | undefined, side: 'node' | 
 }
 
 /** Each trial against the mean of the filter trials just before and just after it. */
-function ratiosToFilter(trials: readonly Trial[] | undefined, filterSeq: RunData['filterSeq']): number[] {
+export function ratiosToFilter(trials: readonly Trial[] | undefined, filterSeq: RunData['filterSeq']): number[] {
   const out: number[] = [];
   for (const t of trials ?? []) {
     if (!t.result) continue;
@@ -134,7 +137,7 @@ function ratiosToFilter(trials: readonly Trial[] | undefined, filterSeq: RunData
 }
 
 /** a[i] / b[i] for the trials of the same round. */
-function ratiosByRound(a: readonly Trial[] | undefined, b: readonly Trial[] | undefined): number[] {
+export function ratiosByRound(a: readonly Trial[] | undefined, b: readonly Trial[] | undefined): number[] {
   const out: number[] = [];
   for (const t of a ?? []) {
     const other = (b ?? []).find((u) => u.round === t.round);
@@ -485,6 +488,7 @@ export function renderReport(data: RunData): string {
     `- ${versions(data.redisVersion)}`,
     `- took ${data.seconds.toFixed(0)} s`,
     '',
+    ...issue20Section(data, data.previousFigures),
     ...latencySection(data),
     ...fleetSection(data),
     ...horizontalSection(data),

@@ -47,6 +47,7 @@ import { redisBytesPerEntry } from './memory';
 import type { PacedJob, PacedLine, PacedResult } from './paced';
 import { planFrom, type Plan, type ServerRun } from './plan';
 import { startOwnRedis } from './redis';
+import { readPreviousFigures, writeFigures } from './issue20';
 import { renderReport, type RunData, type Trial } from './report';
 import { ROOT } from './runtime';
 import type { SavingJob, SavingResult } from './saving';
@@ -151,6 +152,7 @@ async function main(): Promise<void> {
     horizontal: [],
     tune: { status: 'skipped' },
     script: undefined,
+    previousFigures: readPreviousFigures(),
     failures: [],
   };
   const part = async (name: string, work: () => Promise<void>): Promise<void> => {
@@ -317,9 +319,10 @@ async function main(): Promise<void> {
   const report = renderReport(data);
   process.stdout.write(`${report}\n`);
   writeFileSync(join(__dirname, 'results.md'), `${report}\n`);
+  writeFigures(data, data.previousFigures);
   mkdirSync(join(ROOT, 'docs'), { recursive: true });
   writeFileSync(join(ROOT, 'docs', 'performance.md'), `${renderPerformanceDoc(data)}\n`);
-  log('bench: written to bench/results.md and docs/performance.md');
+  log('bench: written to bench/results.md, bench/figures.json and docs/performance.md');
 }
 
 async function serverRun(port: number, sha: string, run: ServerRun): Promise<EvalLoadResult> {
