@@ -93,10 +93,12 @@
 -- is the redis.call()s and the Lua work per ping (bench/script-cost.ts
 -- measures it), so: a record is read with one GET, and written with one
 -- SET or, when only the suppressed count changed, a SETRANGE of those four
--- bytes; the loop makes no table, closure or string per ping that it can
--- avoid: one table per asset, built whole by one constructor (a table that
--- grows field by field is rehashed as it grows), holding the baseline as
--- the record's integer steps; the tail is cut from the record as read;
+-- bytes; the script defines no functions (a closure made per call costs an
+-- allocation per local it uses, and a function call per ping a frame) and
+-- makes no table or string per ping that it can avoid: one table per
+-- asset, built whole by one constructor (a table that grows field by field
+-- is rehashed as it grows), holding the baseline as the record's integer
+-- steps; the tail is cut from the record as read;
 -- numbers handed to redis.call are strings made once per call (Redis
 -- formats a Lua number with sprintf on every call). One MGET of every
 -- record of a call instead of a GET each measured about 5 % less per ping
@@ -137,111 +139,20 @@ end
 local clock_guard, ahead_ms = max_ahead >= 0, max_ahead * 1000
 local ttl_arg = tostring(ttl)
 
--- Every key of the call as it stood before the call (false: none): the
--- script writes only at the end, and the epoch key's writes are read from
--- `epoch` below. Chunked: unpack() cannot spread more than a few thousand
--- values onto the stack.
 -- The epoch of this slot, and whether this very call raised it last.
 local epoch, epoch_call = 0, -1
 local raw_epoch = call_redis('GET', keys[1])
 if raw_epoch and #raw_epoch == 10 then epoch, epoch_call = unpack(EPOCH, raw_epoch) end
 
-local states, order, out = {}, {}, {}
--- Whether this run raised the epoch (a resend finds it raised by its first run).
-local raised = false
-
--- The state of the asset of operation i during this call: its baseline
--- (`has`, `t`, `events` and the record's steps `lat_q`, `lon_q`,
+-- An asset's state during this call, made on its first operation: its
+-- baseline (`has`, `t`, `events` and the record's steps `lat_q`, `lon_q`,
 -- `heading_q`, `accuracy_q`), its counts, what the record says about the
 -- call that last admitted a ping (`call`, `first`), and `raw`, the record
 -- as read when it holds the baseline from before this call (the tail,
 -- should one be needed, is cut from it).
-local function state_of(i)
-  local key = keys[i + 1]
-  local s = states[key]
-  if s then return s end
-  s = { has = false, t = 0, lat_q = 0, lon_q = 0, heading_q = NO_HEADING, accuracy_q = 0, events = 0,
-        acc = 0, sup = 0, call = false, first = 0, raw = false, resend = false, write = false, admitted = false,
-        suppressed_before = false, tail = false }
-  local raw = call_redis('GET', key)
-  if raw then
-    local len = #raw
-    if len == RECORD_BYTES or len == RECORD_BYTES + TAIL_BYTES then
-      local t, lat_q, lon_q, acc, sup, rcall, first, events, heading_q, accuracy_q, rec_epoch = unpack(RECORD, raw)
-      if rec_epoch == epoch % 65536 then
-        s.acc, s.sup, s.call, s.first = acc, sup, rcall, first
-        if rcall == call then
-          -- A resend: start from where the first run started.
-          s.resend = true
-          if len > RECORD_BYTES then
-            t, lat_q, lon_q, events, heading_q, accuracy_q = unpack(TAIL, raw, RECORD_BYTES + 1)
-            s.has, s.t, s.lat_q, s.lon_q, s.events, s.heading_q, s.accuracy_q = true, t, lat_q, lon_q, events, heading_q, accuracy_q
-          end
-        else
-          s.raw = raw
-          s.has, s.t, s.lat_q, s.lon_q, s.events, s.heading_q, s.accuracy_q = true, t, lat_q, lon_q, events, heading_q, accuracy_q
-        end
-      end
-    end
-  end
-  states[key] = s
-  order[#order + 1] = key
-  return s
-end
-
--- The rule: reason, dt, distance, heading change (nil where absent).
-local function decide(s, flags, t, lat, lon, heading, accuracy, events)
-  local has = s.has
-  local dt = nil
-  if has then dt = (t - s.t) / 1000 end
-  if clock_guard and t - now > ahead_ms then return AHEAD, dt end
-  if not has then return FIRST end
-  -- flags % 4 >= 2: the RETRY bit.
-  if flags % 4 >= 2 and s.t == t and s.lat_q == floor(lat * DEGREE_STEPS + 0.5)
-      and s.lon_q == floor(lon * DEGREE_STEPS + 0.5) and s.events == events then
-    return REPLAYED
-  end
-  -- Late: suppress and leave the baseline where it is.
-  if dt <= 0 then return LATE, dt end
-  local b_lat = s.lat_q / DEGREE_STEPS
-  local s_lat = sin((lat - b_lat) * RAD / 2)
-  local s_lon = sin((lon - s.lon_q / DEGREE_STEPS) * RAD / 2)
-  local h = s_lat * s_lat + cos(b_lat * RAD) * cos(lat * RAD) * s_lon * s_lon
-  if h > 1 then h = 1 end
-  local m = 2 * R * asin(sqrt(h))
-  local turn = nil
-  local b_heading = s.heading_q
-  -- flags % 2 == 1: the HAS_HEADING bit.
-  if b_heading ~= NO_HEADING and flags % 2 == 1 then
-    turn = abs(b_heading / HEADING_STEPS - heading)
-    if turn >= 360 then turn = turn - 360 end
-    if turn > 180 then turn = 360 - turn end
-  end
-  if dt >= min_s then return ELAPSED, dt, m, turn end
-  if events ~= s.events then return EVENT, dt, m, turn end
-  if m >= min_m and m > accuracy + s.accuracy_q / ACCURACY_STEPS then return MOVED, dt, m, turn end
-  if min_turn > 0 and turn and turn >= min_turn then return TURNED, dt, m, turn end
-  return WINDOW, dt, m, turn
-end
-
--- The baseline an admitted ping becomes, at the record's precision (as
--- core/sliding-window's stored* functions).
-local function admit(s, flags, t, lat, lon, heading, accuracy, events)
-  local accuracy_q = 0
-  if accuracy > 0 then accuracy_q = min(floor(accuracy * ACCURACY_STEPS + 0.5), MAX_ACCURACY_STEP) end
-  local heading_q = NO_HEADING
-  if flags % 2 == 1 then
-    heading_q = floor(heading * HEADING_STEPS + 0.5)
-    if heading_q >= 360 * HEADING_STEPS then heading_q = heading_q - 360 * HEADING_STEPS end
-  end
-  s.has, s.t, s.events, s.heading_q, s.accuracy_q = true, t, events, heading_q, accuracy_q
-  s.lat_q, s.lon_q = floor(lat * DEGREE_STEPS + 0.5), floor(lon * DEGREE_STEPS + 0.5)
-end
-
-local function wipe(s)
-  s.has, s.acc, s.sup, s.write = false, 0, 0, 'del'
-end
-
+local states, order, out = {}, {}, {}
+-- Whether this run raised the epoch (a resend finds it raised by its first run).
+local raised = false
 local reset_reply = nil
 
 for i = 1, n_ops do
@@ -257,50 +168,132 @@ for i = 1, n_ops do
     -- another call has written since is newer than the reset, and stays.
     for j = 1, #order do
       local s = states[order[j]]
-      if raised or s.resend then wipe(s) end
+      if raised or s.resend then s.has, s.acc, s.sup, s.write = false, 0, 0, 'del' end
     end
-    reset_reply = reset_reply or pack(REPLY, 0, 0, 0, 0, 0, 0, 0)
-    out[i] = reset_reply
-  elseif op == RESET_ASSET then
-    wipe(state_of(i))
     reset_reply = reset_reply or pack(REPLY, 0, 0, 0, 0, 0, 0, 0)
     out[i] = reset_reply
   else
-    local s = state_of(i)
-    local reason, dt, m, turn = decide(s, flags, t, lat, lon, heading, accuracy, events)
-    if s.resend then
-      if i == s.first or (ADMITS[reason] and reason ~= REPLAYED) then
-        reason, dt, m, turn = REPLAYED, nil, nil, nil
-        admit(s, flags, t, lat, lon, heading, accuracy, events)
+    local key = keys[i + 1]
+    local s = states[key]
+    if not s then
+      s = { has = false, t = 0, lat_q = 0, lon_q = 0, heading_q = NO_HEADING, accuracy_q = 0, events = 0,
+            acc = 0, sup = 0, call = false, first = 0, raw = false, resend = false, write = false, admitted = false,
+            suppressed_before = false, tail = false }
+      local raw = call_redis('GET', key)
+      if raw then
+        local len = #raw
+        if len == RECORD_BYTES or len == RECORD_BYTES + TAIL_BYTES then
+          local r_t, lat_q, lon_q, acc, sup, rcall, first, r_events, heading_q, accuracy_q, rec_epoch = unpack(RECORD, raw)
+          if rec_epoch == epoch % 65536 then
+            s.acc, s.sup, s.call, s.first = acc, sup, rcall, first
+            if rcall == call then
+              -- A resend: start from where the first run started.
+              s.resend = true
+              if len > RECORD_BYTES then
+                r_t, lat_q, lon_q, r_events, heading_q, accuracy_q = unpack(TAIL, raw, RECORD_BYTES + 1)
+                s.has, s.t, s.lat_q, s.lon_q, s.events, s.heading_q, s.accuracy_q = true, r_t, lat_q, lon_q, r_events, heading_q, accuracy_q
+              end
+            else
+              s.raw = raw
+              s.has, s.t, s.lat_q, s.lon_q, s.events, s.heading_q, s.accuracy_q = true, r_t, lat_q, lon_q, r_events, heading_q, accuracy_q
+            end
+          end
+        end
       end
-    elseif reason == REPLAYED then
-      -- A retried message the lost attempt had admitted: nothing changes.
-    elseif ADMITS[reason] then
-      if not s.admitted then
-        -- This call's first admission of the asset: the record will name it,
-        -- and keep the baseline from before the call if a ping of the asset
-        -- was suppressed against it first.
-        s.admitted, s.first, s.call = true, i, call
-        local raw = s.raw
-        if s.suppressed_before and raw then s.tail = sub(raw, 1, 16) .. sub(raw, 33, 42) else s.tail = false end
-      end
-      admit(s, flags, t, lat, lon, heading, accuracy, events)
-      if s.acc < MAX_COUNT then s.acc = s.acc + 1 end
-      s.write = 'set'
-    elseif s.has then
-      -- A suppression counts against a record; with none (a first ping
-      -- dated ahead) there is nothing to count it in.
-      if not s.admitted then s.suppressed_before = true end
-      if s.sup < MAX_COUNT then s.sup = s.sup + 1 end
-      if not s.write then s.write = 'keep' end
-    elseif not s.admitted then
-      s.suppressed_before = true
+      states[key] = s
+      order[#order + 1] = key
     end
-    local present = 0
-    if dt then present = HAS_DT else dt = 0 end
-    if m then present = present + HAS_DISTANCE else m = 0 end
-    if turn then present = present + HAS_TURN else turn = 0 end
-    out[i] = pack(REPLY, reason, dt, m, turn, s.acc, s.sup, present)
+
+    if op == RESET_ASSET then
+      s.has, s.acc, s.sup, s.write = false, 0, 0, 'del'
+      reset_reply = reset_reply or pack(REPLY, 0, 0, 0, 0, 0, 0, 0)
+      out[i] = reset_reply
+    else
+      -- The rule: reason, dt, distance m, heading change turn (nil where absent).
+      local reason, dt, m, turn
+      local has = s.has
+      if has then dt = (t - s.t) / 1000 end
+      if clock_guard and t - now > ahead_ms then
+        reason = AHEAD
+      elseif not has then
+        reason = FIRST
+      -- flags % 4 >= 2: the RETRY bit.
+      elseif flags % 4 >= 2 and s.t == t and s.lat_q == floor(lat * DEGREE_STEPS + 0.5)
+          and s.lon_q == floor(lon * DEGREE_STEPS + 0.5) and s.events == events then
+        reason, dt = REPLAYED, nil
+      elseif dt <= 0 then
+        -- Late: suppress and leave the baseline where it is.
+        reason = LATE
+      else
+        local b_lat = s.lat_q / DEGREE_STEPS
+        local s_lat = sin((lat - b_lat) * RAD / 2)
+        local s_lon = sin((lon - s.lon_q / DEGREE_STEPS) * RAD / 2)
+        local h = s_lat * s_lat + cos(b_lat * RAD) * cos(lat * RAD) * s_lon * s_lon
+        if h > 1 then h = 1 end
+        m = 2 * R * asin(sqrt(h))
+        local b_heading = s.heading_q
+        -- flags % 2 == 1: the HAS_HEADING bit.
+        if b_heading ~= NO_HEADING and flags % 2 == 1 then
+          turn = abs(b_heading / HEADING_STEPS - heading)
+          if turn >= 360 then turn = turn - 360 end
+          if turn > 180 then turn = 360 - turn end
+        end
+        if dt >= min_s then reason = ELAPSED
+        elseif events ~= s.events then reason = EVENT
+        elseif m >= min_m and m > accuracy + s.accuracy_q / ACCURACY_STEPS then reason = MOVED
+        elseif min_turn > 0 and turn and turn >= min_turn then reason = TURNED
+        else reason = WINDOW end
+      end
+
+      -- Whether the ping becomes the baseline.
+      local becomes = false
+      if s.resend then
+        if i == s.first or (ADMITS[reason] and reason ~= REPLAYED) then
+          reason, dt, m, turn = REPLAYED, nil, nil, nil
+          becomes = true
+        end
+      elseif reason == REPLAYED then
+        -- A retried message the lost attempt had admitted: nothing changes.
+      elseif ADMITS[reason] then
+        if not s.admitted then
+          -- This call's first admission of the asset: the record will name it,
+          -- and keep the baseline from before the call if a ping of the asset
+          -- was suppressed against it first.
+          s.admitted, s.first, s.call = true, i, call
+          local raw = s.raw
+          if s.suppressed_before and raw then s.tail = sub(raw, 1, 16) .. sub(raw, 33, 42) else s.tail = false end
+        end
+        becomes = true
+        if s.acc < MAX_COUNT then s.acc = s.acc + 1 end
+        s.write = 'set'
+      elseif s.has then
+        -- A suppression counts against a record; with none (a first ping
+        -- dated ahead) there is nothing to count it in.
+        if not s.admitted then s.suppressed_before = true end
+        if s.sup < MAX_COUNT then s.sup = s.sup + 1 end
+        if not s.write then s.write = 'keep' end
+      elseif not s.admitted then
+        s.suppressed_before = true
+      end
+      if becomes then
+        -- At the record's precision (as core/sliding-window's stored* functions).
+        local accuracy_q = 0
+        if accuracy > 0 then accuracy_q = min(floor(accuracy * ACCURACY_STEPS + 0.5), MAX_ACCURACY_STEP) end
+        local heading_q = NO_HEADING
+        if flags % 2 == 1 then
+          heading_q = floor(heading * HEADING_STEPS + 0.5)
+          if heading_q >= 360 * HEADING_STEPS then heading_q = heading_q - 360 * HEADING_STEPS end
+        end
+        s.has, s.t, s.events, s.heading_q, s.accuracy_q = true, t, events, heading_q, accuracy_q
+        s.lat_q, s.lon_q = floor(lat * DEGREE_STEPS + 0.5), floor(lon * DEGREE_STEPS + 0.5)
+      end
+
+      local present = 0
+      if dt then present = HAS_DT else dt = 0 end
+      if m then present = present + HAS_DISTANCE else m = 0 end
+      if turn then present = present + HAS_TURN else turn = 0 end
+      out[i] = pack(REPLY, reason, dt, m, turn, s.acc, s.sup, present)
+    end
   end
 end
 
