@@ -3,9 +3,9 @@
  * redis-server at 1, 10, 100 and 500 pings per call, so that the fixed cost
  * of a call and the cost of each ping are measured apart.
  *
- * For each size: the fleet's pings (bench/data.ts, 10,000 vehicles, as in issue 20's figures, with a
- * heading, an accuracy and event values so that every rule of the script
- * runs; about half admitted) are sent as EVALSHA calls through ioredis, a
+ * For each size: the fleet's pings (bench/data.ts; 10,000 vehicles, as in
+ * issue 20's figures; with a heading, an accuracy and event values so that
+ * every rule of the script runs; about half admitted) are sent as EVALSHA calls through ioredis, a
  * few calls in flight so the server never waits for the client. Around
  * them: CONFIG RESETSTAT and INFO commandstats (usec_per_call of evalsha:
  * the script's own time, its redis.call()s included) and INFO cpu (the
@@ -37,6 +37,7 @@ import { epochKey, windowRecordKey, WINDOW_SEGMENT } from '../src/redis/key-name
 import { scriptSource } from '../src/redis/scripts';
 import { pingMessage } from './data';
 import { answerParent, redisCpuSeconds } from './runtime';
+import { markdownTable, thousands } from './stats';
 
 export interface ScriptCostJob {
   /** The bench's server; absent when run alone (one is started). */
@@ -211,14 +212,15 @@ export async function scriptCost(job: ScriptCostJob, port: number): Promise<Scri
 /** The part's table, in Markdown. */
 export function scriptCostTable(r: ScriptCostResult): string {
   const f = (x: number): string => x.toFixed(2);
-  const lines = [
-    '| pings per call | calls | script µs per call | script µs per ping | Redis CPU µs per call | Redis CPU µs per ping | admitted |',
-    '|---|---|---|---|---|---|---|',
-    ...r.rows.map((row) => `| ${row.pingsPerCall} | ${row.calls} | ${f(row.scriptUsPerCall)} | ${f(row.scriptUsPerCall / row.pingsPerCall)} | ${f(row.cpuUsPerCall)} | ${f(row.cpuUsPerCall / row.pingsPerCall)} | ${(row.admitted * 100).toFixed(0)} % |`),
+  const table = markdownTable(
+    ['pings per call', 'calls', 'script µs per call', 'script µs per ping', 'Redis CPU µs per call', 'Redis CPU µs per ping', 'admitted'],
+    r.rows.map((row) => [String(row.pingsPerCall), thousands(row.calls), f(row.scriptUsPerCall), f(row.scriptUsPerCall / row.pingsPerCall), f(row.cpuUsPerCall), f(row.cpuUsPerCall / row.pingsPerCall), `${(row.admitted * 100).toFixed(0)} %`]),
+  );
+  return [
+    table,
     '',
     `Through the 1- and the 500-ping calls: script time ${f(r.script.fixedUs)} µs per call + ${f(r.script.perPingUs)} µs per ping; Redis CPU ${f(r.cpu.fixedUs)} µs per call + ${f(r.cpu.perPingUs)} µs per ping (Redis ${r.redisVersion}; digest of the replies ${r.digest}).`,
-  ];
-  return lines.join('\n');
+  ].join('\n');
 }
 
 async function alone(): Promise<ScriptCostResult> {
