@@ -13,6 +13,7 @@ const RELEASE_OP = 3;
 const RESET_GROUP = 4;
 const RESET_ALL = 5;
 const OP_BYTES = 11;
+const TWO_32 = 2 ** 32;
 
 /** Claims, confirms or releases of one request that share a slot, or a reset. */
 interface SeenPart {
@@ -165,13 +166,18 @@ export class RedisSeenStore implements SeenStore {
     };
     let opCount = 0;
     for (const part of parts) opCount += isReset(part) ? 1 : part.claims.length;
-    const ops = Buffer.alloc(opCount * OP_BYTES);
+    // A DataView rather than Buffer's write methods, as in redis-window-store.ts.
+    const ops = new ArrayBuffer(opCount * OP_BYTES);
+    const view = new DataView(ops);
     let at = 0;
     const writeOp = (op: number, keyIndex: number, groupIndexOf: number, token: number): void => {
-      ops[at] = op;
-      ops.writeUInt16LE(keyIndex, at + 1);
-      ops.writeUInt16LE(groupIndexOf, at + 3);
-      ops.writeUIntLE(token, at + 5, 6);
+      view.setUint8(at, op);
+      view.setUint16(at + 1, keyIndex, true);
+      view.setUint16(at + 3, groupIndexOf, true);
+      // 48 bits: the low 32, then the high 16.
+      const low = token % TWO_32;
+      view.setUint32(at + 5, low, true);
+      view.setUint16(at + 9, (token - low) / TWO_32, true);
       at += OP_BYTES;
     };
     // A burst is one device's readings: the head of its keys (an escaped hash tag) is worked out once.
@@ -192,7 +198,7 @@ export class RedisSeenStore implements SeenStore {
     const settings = Buffer.from(this.settingsArg);
     settings.writeDoubleLE(this.now(), 0);
     settings.writeUIntLE(nextToken(), 21, 6);
-    return this.client.dedupSeenSet(keys.length, keys, settings, ops).then((codes) => {
+    return this.client.dedupSeenSet(keys.length, keys, settings, Buffer.from(ops)).then((codes) => {
       let next = 0;
       return parts.map((part) => {
         if (isReset(part)) {
