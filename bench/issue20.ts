@@ -82,7 +82,8 @@ export function readPreviousFigures(): FiguresFile | undefined {
 
 function show(value: number | undefined, unit: string): string {
   if (value === undefined || !Number.isFinite(value)) return '–';
-  if (unit === 'x') return `${value.toFixed(2)}x`;
+  // Three decimals: a ratio of 0.797 against a target of 0.8 must not read as 0.80x.
+  if (unit === 'x') return `${value.toFixed(3)}x`;
   return `${value.toFixed(Math.abs(value) >= 100 ? 0 : Math.abs(value) >= 10 ? 1 : 2)} ${unit}`;
 }
 
