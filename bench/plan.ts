@@ -6,9 +6,9 @@
  * bench in bench/run.ts).
  */
 
-export type Section = 'memory' | 'saving' | 'latency' | 'fleet' | 'horizontal' | 'tune' | 'rounds';
+export type Section = 'memory' | 'saving' | 'script' | 'latency' | 'fleet' | 'horizontal' | 'tune' | 'rounds';
 
-export const SECTIONS: readonly Section[] = ['memory', 'saving', 'latency', 'fleet', 'horizontal', 'tune', 'rounds'];
+export const SECTIONS: readonly Section[] = ['memory', 'saving', 'script', 'latency', 'fleet', 'horizontal', 'tune', 'rounds'];
 
 export interface ServerRun {
   id: '6a' | '6b';
@@ -35,6 +35,8 @@ export interface Plan {
   /** How long Redis is left to finish rehashing before used_memory is read. */
   redisSettleMs: number;
   serverRuns: ServerRun[];
+  /** Pings timed at each call size of the script-alone part (script-cost.ts). */
+  scriptPings: number;
   paced: { rates: number[]; seconds: number; settleSeconds: number; warmupUnits: number };
   /**
    * The Redis line on the Cluster: a quiet rate and a busy one that this
@@ -88,6 +90,7 @@ export function planFrom(argv: readonly string[]): Plan {
       { id: '6a', label: 'redis-server alone: EVALSHA, 1 ping per call, pipeline 64, 4 connections', pingsPerCall: 1, pipeline: 64, calls: quick ? 30_000 : 200_000 },
       { id: '6b', label: 'redis-server alone: EVALSHA, 500 pings per call, 4 connections', pingsPerCall: 500, pipeline: 1, calls: quick ? 150 : 1_000 },
     ],
+    scriptPings: numberFrom('SCRIPT_COST_PINGS', quick ? 50_000 : 200_000),
     paced: {
       rates: [2_000, 20_000, 50_000],
       seconds: numberFrom('BENCH_LATENCY_S', quick ? 1.5 : 30),

@@ -14,6 +14,8 @@ import type { PacedLine, PacedPhase, PacedResult } from './paced';
 import type { Plan } from './plan';
 import { ROOT } from './runtime';
 import type { SavingResult } from './saving';
+import { issue20Section, type FiguresFile } from './issue20';
+import { scriptCostTable, type ScriptCostResult } from './script-cost';
 import { sizingFigures, sizingTable } from './sizing';
 import { bytes, markdownTable, max, median, micros, millis, min, thousands, times } from './stats';
 import type { TrialResult } from './worker';
@@ -49,6 +51,10 @@ export interface RunData {
   fleet: FleetResult[];
   horizontal: HorizontalResult[];
   tune: TuneOutcome;
+  /** The script alone (script-cost.ts); undefined when not run. */
+  script: ScriptCostResult | undefined;
+  /** The figures of the run before (bench/figures.json), for issue 20's table. */
+  previousFigures: FiguresFile | undefined;
   /** Parts that failed as a whole (a trial's failure is kept with the trial). */
   failures: string[];
 }
@@ -118,7 +124,7 @@ export function cpuPerUnit(trials: readonly Trial[] | undefined, side: 'node' | 
 }
 
 /** Each trial against the mean of the filter trials just before and just after it. */
-function ratiosToFilter(trials: readonly Trial[] | undefined, filterSeq: RunData['filterSeq']): number[] {
+export function ratiosToFilter(trials: readonly Trial[] | undefined, filterSeq: RunData['filterSeq']): number[] {
   const out: number[] = [];
   for (const t of trials ?? []) {
     if (!t.result) continue;
@@ -131,7 +137,7 @@ function ratiosToFilter(trials: readonly Trial[] | undefined, filterSeq: RunData
 }
 
 /** a[i] / b[i] for the trials of the same round. */
-function ratiosByRound(a: readonly Trial[] | undefined, b: readonly Trial[] | undefined): number[] {
+export function ratiosByRound(a: readonly Trial[] | undefined, b: readonly Trial[] | undefined): number[] {
   const out: number[] = [];
   for (const t of a ?? []) {
     const other = (b ?? []).find((u) => u.round === t.round);
@@ -401,6 +407,18 @@ function confirmSection(data: RunData): string[] {
   ];
 }
 
+function scriptSection(data: RunData): string[] {
+  const head = ['## The sliding-window script alone (issue 20)', ''];
+  if (data.script === undefined) return [...head, 'Not run.', ''];
+  return [
+    ...head,
+    `No Node-RED: EVALSHA calls of the fleet's pings (10,000 vehicles, every rule on: heading, clock guard, event values) through one client, 4 calls in flight, ${thousands(data.plan.scriptPings)} pings per size (a quarter of that at 1 per call) in 3 runs, of which the one with the least Redis CPU is shown. Script time: INFO commandstats, usec_per_call of evalsha (the script and its redis.call()s; wall-clock time, so a script preempted by another process counts the wait). Redis CPU: INFO cpu of the whole server (the script, reading the command, writing the reply). Per ping: per call over pings per call.`,
+    '',
+    scriptCostTable(data.script),
+    '',
+  ];
+}
+
 function tuneSection(data: RunData): string[] {
   const t = data.tune;
   const head = ['## dedup-tune grid (bench/tune.ts)', ''];
@@ -470,6 +488,7 @@ export function renderReport(data: RunData): string {
     `- ${versions(data.redisVersion)}`,
     `- took ${data.seconds.toFixed(0)} s`,
     '',
+    ...issue20Section(data, data.previousFigures),
     ...latencySection(data),
     ...fleetSection(data),
     ...horizontalSection(data),
@@ -477,6 +496,7 @@ export function renderReport(data: RunData): string {
     ...confirmSection(data),
     ...memorySection(data),
     ...savingSection(data),
+    ...scriptSection(data),
     ...tuneSection(data),
     '## Sizing a deployment',
     '',

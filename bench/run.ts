@@ -10,6 +10,8 @@
  * says how big each is in the full and the quick run):
  * - memory: bytes per entry of each store at 100,000 entries (memory.ts);
  * - saving: the memory store's saved state, issue 9 (saving.ts);
+ * - script: the sliding-window script alone, no Node-RED, at 1 to 500
+ *   pings per call (script-cost.ts);
  * - latency: steady load at 2,000, 20,000 and 50,000 msg/s (paced.ts);
  * - fleet: 1,000 to 1,000,000 assets (fleet.ts);
  * - horizontal: 1 and 2 Node-RED processes on one server and on a
@@ -45,9 +47,11 @@ import { redisBytesPerEntry } from './memory';
 import type { PacedJob, PacedLine, PacedResult } from './paced';
 import { planFrom, type Plan, type ServerRun } from './plan';
 import { startOwnRedis } from './redis';
+import { readPreviousFigures, writeFigures } from './issue20';
 import { renderReport, type RunData, type Trial } from './report';
 import { ROOT } from './runtime';
 import type { SavingJob, SavingResult } from './saving';
+import type { ScriptCostJob, ScriptCostResult } from './script-cost';
 import { renderPerformanceDoc } from './performance-doc';
 import { thousands } from './stats';
 import type { TrialJob, TrialResult } from './worker';
@@ -147,6 +151,8 @@ async function main(): Promise<void> {
     fleet: [],
     horizontal: [],
     tune: { status: 'skipped' },
+    script: undefined,
+    previousFigures: readPreviousFigures(),
     failures: [],
   };
   const part = async (name: string, work: () => Promise<void>): Promise<void> => {
@@ -179,6 +185,16 @@ async function main(): Promise<void> {
       const job: SavingJob = { ...plan.saving };
       for (let i = 0; i < plan.saving.repeats; i++) await part('saving', async () => void data.saving.push(await runChild<SavingResult>('saving.ts', job)));
       log('bench: saving done');
+    }
+
+    if (wants('script')) {
+      await part('script', async () => {
+        const job: ScriptCostJob = { port: redis.port, pings: plan.scriptPings, repeats: 3 };
+        const result = await runChild<ScriptCostResult>('script-cost.ts', job);
+        data.script = result;
+        for (const r of result.rows) log(`  script alone ${String(r.pingsPerCall).padStart(3)} pings/call: ${(r.scriptUsPerCall / r.pingsPerCall).toFixed(2)} µs script, ${(r.cpuUsPerCall / r.pingsPerCall).toFixed(2)} µs CPU per ping`);
+      });
+      log('bench: script done');
     }
 
     if (wants('latency')) {
@@ -303,9 +319,10 @@ async function main(): Promise<void> {
   const report = renderReport(data);
   process.stdout.write(`${report}\n`);
   writeFileSync(join(__dirname, 'results.md'), `${report}\n`);
+  writeFigures(data, data.previousFigures);
   mkdirSync(join(ROOT, 'docs'), { recursive: true });
   writeFileSync(join(ROOT, 'docs', 'performance.md'), `${renderPerformanceDoc(data)}\n`);
-  log('bench: written to bench/results.md and docs/performance.md');
+  log('bench: written to bench/results.md, bench/figures.json and docs/performance.md');
 }
 
 async function serverRun(port: number, sha: string, run: ServerRun): Promise<EvalLoadResult> {

@@ -52,6 +52,9 @@ export interface TrialResult {
   nodeCpuMs: number;
   /** CPU time of redis-server during the timed run (uncoordinated lines that use one server). */
   redisCpuMs?: number;
+  /** Redis lines: the scripts' own time (INFO commandstats, eval + evalsha) during the timed run, and their calls. */
+  scriptMs?: number;
+  scriptCalls?: number;
   /** Sensor lines: readings the data holds once; the node must admit exactly these. */
   expectedUnique?: number;
   maxRssMB: number;
@@ -207,6 +210,8 @@ export async function runTrial(job: TrialJob): Promise<TrialResult> {
     await sleep(200);
     if (job.coordinated) await waitForGo();
     const profiler = process.env.BENCH_PROFILE_DIR ? await startProfiler() : undefined;
+    // RESETSTAT clears commandstats only: INFO cpu keeps counting.
+    if (admin) await admin.config('RESETSTAT');
     const redisCpu0 = admin ? await redisCpuSeconds(admin) : 0;
     const cpu0 = process.cpuUsage();
     const startedAt = performance.timeOrigin + performance.now();
@@ -216,6 +221,7 @@ export async function runTrial(job: TrialJob): Promise<TrialResult> {
     const endedAt = performance.timeOrigin + performance.now();
     const cpu = process.cpuUsage(cpu0);
     const redisCpuMs = admin ? ((await redisCpuSeconds(admin)) - redisCpu0) * 1000 : undefined;
+    const scripts = admin ? scriptStats(await admin.info('commandstats')) : undefined;
     if (profiler) await stopProfiler(profiler, join(process.env.BENCH_PROFILE_DIR as string, `${job.line}.cpuprofile`));
     const sensor = isSensor(job.line);
     if (!sensor) sink.tallyPings(timed.batch);
@@ -228,6 +234,7 @@ export async function runTrial(job: TrialJob): Promise<TrialResult> {
       tally: sink.tally,
       nodeCpuMs: (cpu.user + cpu.system) / 1000,
       ...(redisCpuMs !== undefined ? { redisCpuMs } : {}),
+      ...(scripts !== undefined && scripts.calls > 0 ? { scriptMs: scripts.usec / 1000, scriptCalls: scripts.calls } : {}),
       ...(timed.unique !== undefined ? { expectedUnique: timed.unique } : {}),
       maxRssMB: process.resourceUsage().maxRSS / 1024,
       startedAt,
@@ -238,6 +245,17 @@ export async function runTrial(job: TrialJob): Promise<TrialResult> {
     admin?.disconnect();
     naive?.disconnect();
   }
+}
+
+/** Calls and microseconds of EVAL and EVALSHA in INFO commandstats (ioredis sends EVAL once per connection, then EVALSHA). */
+function scriptStats(info: string): { calls: number; usec: number } {
+  let calls = 0;
+  let usec = 0;
+  for (const m of info.matchAll(/^cmdstat_(?:eval|evalsha):calls=(\d+),usec=(\d+)/gm)) {
+    calls += Number(m[1]);
+    usec += Number(m[2]);
+  }
+  return { calls, usec };
 }
 
 if (require.main === module) answerParent(runTrial(JSON.parse(process.argv[2] ?? '{}') as TrialJob));

@@ -51,8 +51,15 @@
 -- however many keys exist, atomic with respect to every claim, and never
 -- loses an entry written after it. A resent call raises a counter once.
 
+-- HOW IT IS WRITTEN. Numbers handed to redis.call are strings made once
+-- per call, as Redis would make them ('%.17g'), because Redis formats a Lua
+-- number with sprintf on every call; library functions are locals.
+
 local now, ttl, lease, pending_mode, call = struct.unpack('<dI4dBI6', ARGV[1])
 local ops = ARGV[2]
+local keys = KEYS
+local pack, unpack, format = struct.pack, struct.unpack, string.format
+local call_redis = redis.call
 
 local CLAIM_OP, CONFIRM_OP, RELEASE_OP, RESET_GROUP, RESET_ALL = 1, 2, 3, 4, 5
 local SEEN, PENDING, RELEASED = 0, 1, 2
@@ -61,75 +68,80 @@ local ENTRY, ENTRY_BYTES, DEADLINE = '<I2I2BI6', 11, '<d'
 local EPOCH = '<I4I6'
 local ttl_ms = ttl * 1000
 local pending_ms = math.max(ttl_ms, lease)
+local ttl_px, pending_px, lease_px = format('%.17g', ttl_ms), format('%.17g', pending_ms), format('%.17g', lease)
 
 if #ops % OP_BYTES ~= 0 then
   return redis.error_reply('seen-set: ' .. #ops .. ' bytes of operations are not whole operations')
 end
 
--- An epoch: { count, call } of an epoch key, read once per call.
+-- An epoch: { count, call } of the epoch key KEYS[index], read once per call.
 local epochs = {}
-local function epoch_of(key)
+local function epoch_of(index)
+  local key = keys[index]
   local e = epochs[key]
   if not e then
     e = { count = 0, call = -1 }
-    local raw = redis.call('GET', key)
-    if raw and #raw == 10 then e.count, e.call = struct.unpack(EPOCH, raw) end
+    local raw = call_redis('GET', key)
+    if raw and #raw == 10 then e.count, e.call = unpack(EPOCH, raw) end
     epochs[key] = e
   end
   return e
 end
 
-local function raise(key, px)
-  local e = epoch_of(key)
+-- `px`: the epoch key's TTL as a string, or nil for none.
+local function raise(index, px)
+  local e = epoch_of(index)
   if e.call == call then return end
   e.count, e.call = e.count + 1, call
   if px then
-    redis.call('SET', key, struct.pack(EPOCH, e.count, call), 'PX', px)
+    call_redis('SET', keys[index], pack(EPOCH, e.count, call), 'PX', px)
   else
-    redis.call('SET', key, struct.pack(EPOCH, e.count, call))
+    call_redis('SET', keys[index], pack(EPOCH, e.count, call))
   end
 end
 
-local slot_epoch = KEYS[1]
+local SLOT_EPOCH = 1
 local refreshed = {}
 
--- The live entry of a key: state, token, deadline; nil when absent or of another epoch.
-local function read_entry(key, group_key)
-  local raw = redis.call('GET', key)
+-- The live entry of KEYS[index]: state, token, deadline; nil when absent or of another epoch.
+local function read_entry(index, group_index)
+  local raw = call_redis('GET', keys[index])
   if not raw or #raw < ENTRY_BYTES then return nil end
-  local e_slot, e_group, state, token, pos = struct.unpack(ENTRY, raw)
-  if e_slot ~= epoch_of(slot_epoch).count % 65536 or e_group ~= epoch_of(group_key).count % 65536 then return nil end
+  local e_slot, e_group, state, token, pos = unpack(ENTRY, raw)
+  if e_slot ~= epoch_of(SLOT_EPOCH).count % 65536 or e_group ~= epoch_of(group_index).count % 65536 then return nil end
   local deadline = 0
-  if state == PENDING and #raw >= ENTRY_BYTES + 8 then deadline = struct.unpack(DEADLINE, raw, pos) end
+  if state == PENDING and #raw >= ENTRY_BYTES + 8 then deadline = unpack(DEADLINE, raw, pos) end
   return state, token, deadline
 end
 
-local function write_entry(key, group_key, state, token)
-  local group = epoch_of(group_key)
-  local value = struct.pack(ENTRY, epoch_of(slot_epoch).count % 65536, group.count % 65536, state, token)
-  local px = ttl_ms
+local function write_entry(index, group_index, state, token)
+  local group = epoch_of(group_index)
+  local value = pack(ENTRY, epoch_of(SLOT_EPOCH).count % 65536, group.count % 65536, state, token)
+  local px = ttl_px
   if state == PENDING then
-    value = value .. struct.pack(DEADLINE, now + lease)
-    px = pending_ms
+    value = value .. pack(DEADLINE, now + lease)
+    px = pending_px
   elseif state == RELEASED then
-    px = lease
+    px = lease_px
   end
-  redis.call('SET', key, value, 'PX', px)
+  local key = keys[index]
+  call_redis('SET', key, value, 'PX', px)
   -- A group epoch must outlive every entry written in it: were it to expire
   -- first, the group's counter would restart and old entries read as live.
+  local group_key = keys[group_index]
   if group.count > 0 and not refreshed[group_key] then
     refreshed[group_key] = true
-    redis.call('PEXPIRE', group_key, pending_ms)
+    call_redis('PEXPIRE', group_key, pending_px)
   end
 end
 
-local function claim(key, group_key, token)
-  local state, holder, deadline = read_entry(key, group_key)
+local function claim(key_index, group_index, token)
+  local state, holder, deadline = read_entry(key_index, group_index)
   local flags = 0
   if state then
     if holder == token and state ~= RELEASED then
       -- The same message again; a pending one is being delivered again and gets a new lease.
-      if state == PENDING then write_entry(key, group_key, PENDING, token) end
+      if state == PENDING then write_entry(key_index, group_index, PENDING, token) end
       return CLAIM.replayed
     end
     if state == SEEN then return CLAIM.duplicate end
@@ -137,15 +149,15 @@ local function claim(key, group_key, token)
     if state == PENDING then flags = LEASE_EXPIRED end
   end
   if pending_mode == 1 then
-    write_entry(key, group_key, PENDING, token)
+    write_entry(key_index, group_index, PENDING, token)
   else
-    write_entry(key, group_key, SEEN, token)
+    write_entry(key_index, group_index, SEEN, token)
   end
   return CLAIM.admitted + flags
 end
 
-local function settle(op, key, group_key, token)
-  local state, holder, deadline = read_entry(key, group_key)
+local function settle(op, key_index, group_index, token)
+  local state, holder, deadline = read_entry(key_index, group_index)
   if not state or holder ~= token then return SETTLE.notHeld end
   if state == RELEASED then
     if op == RELEASE_OP then return SETTLE.settled end
@@ -154,25 +166,24 @@ local function settle(op, key, group_key, token)
   -- A confirmed delivery is never undone: a seen key is not released.
   if state == SEEN and op == RELEASE_OP then return SETTLE.kept end
   local late = state == PENDING and deadline <= now
-  if op == CONFIRM_OP and state == PENDING then write_entry(key, group_key, SEEN, token) end
-  if op == RELEASE_OP then write_entry(key, group_key, RELEASED, token) end
+  if op == CONFIRM_OP and state == PENDING then write_entry(key_index, group_index, SEEN, token) end
+  if op == RELEASE_OP then write_entry(key_index, group_index, RELEASED, token) end
   if late then return SETTLE.lateSettled end
   return SETTLE.settled
 end
 
 local out = {}
 for i = 1, #ops / OP_BYTES do
-  local op, key_index, group_index, token = struct.unpack(OP, ops, (i - 1) * OP_BYTES + 1)
-  local key, group_key = KEYS[key_index], KEYS[group_index]
+  local op, key_index, group_index, token = unpack(OP, ops, (i - 1) * OP_BYTES + 1)
   if op == CLAIM_OP then
-    out[i] = claim(key, group_key, token)
+    out[i] = claim(key_index, group_index, token)
   elseif op == CONFIRM_OP or op == RELEASE_OP then
-    out[i] = settle(op, key, group_key, token)
+    out[i] = settle(op, key_index, group_index, token)
   elseif op == RESET_GROUP then
-    raise(key, pending_ms)
+    raise(key_index, pending_px)
     out[i] = 0
   elseif op == RESET_ALL then
-    raise(slot_epoch, nil)
+    raise(SLOT_EPOCH, nil)
     out[i] = 0
   else
     return redis.error_reply('seen-set: unknown operation ' .. op)

@@ -38,8 +38,9 @@
 --
 -- THE RECORD is a string of 44 bytes (so Redis 7 keeps key object and value
 -- in one 64-byte allocation), written with SET ... EX ttlSeconds when a
--- ping is admitted and SET ... KEEPTTL when only the suppressed count
--- changed, so it expires ttlSeconds after the last admission:
+-- ping is admitted and, when only the suppressed count changed, those four
+-- bytes alone with SETRANGE (which keeps the TTL), so it expires ttlSeconds
+-- after the last admission:
 --
 --   '<di4i4I4I4I6I2I6I2I2I2'
 --   t          the last admitted ping's time, epoch ms, exact
@@ -88,16 +89,35 @@
 -- message and a Catch flow sent it again) whose ping is exactly the stored
 -- baseline was admitted by the lost attempt: it is 'replayed' too.
 
+-- HOW IT IS WRITTEN. Redis runs this body once per call, and a call's time
+-- is the redis.call()s and the Lua work per ping (bench/script-cost.ts
+-- measures it), so: a record is read with one GET, and written with one
+-- SET or, when only the suppressed count changed, a SETRANGE of those four
+-- bytes; the script defines no functions (a closure made per call costs an
+-- allocation per local it uses, and a function call per ping a frame) and
+-- makes no table or string per ping that it can avoid: one table per
+-- asset, built whole by one constructor (a table that grows field by field
+-- is rehashed as it grows), holding the baseline as the record's integer
+-- steps; the tail is cut from the record as read;
+-- numbers handed to redis.call are strings made once per call (Redis
+-- formats a Lua number with sprintf on every call). One MGET of every
+-- record of a call instead of a GET each measured about 5 % less per ping
+-- at 500 pings per call, within this machine's noise; a GET per record
+-- keeps a reset to the commands test/redis/reset.spec.ts counts.
+
 local min_s, min_m, min_turn, max_ahead, ttl = struct.unpack('<ddddI4', ARGV[1])
 local now, call = struct.unpack('<dI6', ARGV[2])
 local ops = ARGV[3]
+local keys = KEYS
+local n_ops = #keys - 1
 
-local PING, RESET_ASSET, RESET_ALL = 1, 2, 3
-local HAS_HEADING, RETRY = 1, 2
+local RESET_ASSET, RESET_ALL = 2, 3
 local HAS_DT, HAS_DISTANCE, HAS_TURN = 1, 2, 4
 local OP, OP_BYTES = '<BBI6ddddd', 48
 local RECORD, RECORD_BYTES = '<di4i4I4I4I6I2I6I2I2I2', 44
 local TAIL, TAIL_BYTES = '<di4i4I6I2I2', 26
+-- Where the suppressed count sits in the record (0-based, for SETRANGE).
+local SUPPRESSED_AT, COUNT = '20', '<I4'
 local REPLY = '<BdddI4I4B'
 local EPOCH = '<I4I6'
 local DEGREE_STEPS, HEADING_STEPS, ACCURACY_STEPS = 1e7, 100, 10
@@ -106,216 +126,194 @@ local MAX_ACCURACY_STEP, NO_HEADING, MAX_COUNT = 65534, 65535, 4294967295
 local R = 6371008.8
 local RAD = math.pi / 180
 local sin, cos, asin, sqrt, floor, abs, min = math.sin, math.cos, math.asin, math.sqrt, math.floor, math.abs, math.min
-local band = bit.band
+local pack, unpack, sub = struct.pack, struct.unpack, string.sub
+local call_redis = redis.call
 
-if #ops ~= (#KEYS - 1) * OP_BYTES then
-  return redis.error_reply('sliding-window: ' .. #ops .. ' bytes of operations for ' .. (#KEYS - 1) .. ' keys')
-end
+local AHEAD, FIRST, REPLAYED, LATE = REASON.ahead, REASON.first, REASON.replayed, REASON.late
+local ELAPSED, EVENT, MOVED, TURNED, WINDOW = REASON.elapsed, REASON.event, REASON.moved, REASON.turned, REASON.window
 
-local function distance(lat1, lon1, lat2, lon2)
-  local s_lat = sin((lat2 - lat1) * RAD / 2)
-  local s_lon = sin((lon2 - lon1) * RAD / 2)
-  local h = s_lat * s_lat + cos(lat1 * RAD) * cos(lat2 * RAD) * s_lon * s_lon
-  if h > 1 then h = 1 end
-  return 2 * R * asin(sqrt(h))
+if #ops ~= n_ops * OP_BYTES then
+  return redis.error_reply('sliding-window: ' .. #ops .. ' bytes of operations for ' .. n_ops .. ' keys')
 end
 
--- The precision of the record, as core/sliding-window's stored* functions.
-local function degree_steps(x) return floor(x * DEGREE_STEPS + 0.5) end
-local function heading_steps(h)
-  local steps = floor(h * HEADING_STEPS + 0.5)
-  if steps >= 360 * HEADING_STEPS then steps = steps - 360 * HEADING_STEPS end
-  return steps
-end
-local function accuracy_steps(a)
-  if not (a > 0) then return 0 end
-  return min(floor(a * ACCURACY_STEPS + 0.5), MAX_ACCURACY_STEP)
-end
-
-local function heading_change(a, b)
-  local d = abs(a - b)
-  if d >= 360 then d = d - 360 end
-  if d > 180 then return 360 - d end
-  return d
-end
+local clock_guard, ahead_ms = max_ahead >= 0, max_ahead * 1000
+local ttl_arg = tostring(ttl)
 
 -- The epoch of this slot, and whether this very call raised it last.
 local epoch, epoch_call = 0, -1
-local raw_epoch = redis.call('GET', KEYS[1])
-if raw_epoch and #raw_epoch == 10 then epoch, epoch_call = struct.unpack(EPOCH, raw_epoch) end
+local raw_epoch = call_redis('GET', keys[1])
+if raw_epoch and #raw_epoch == 10 then epoch, epoch_call = unpack(EPOCH, raw_epoch) end
 
--- A baseline: has, t, lat, lon, heading (nil: none), accuracy, events.
-local function absent() return { has = false } end
-
-local function unpack_baseline(t, lat, lon, events, heading, accuracy)
-  local b = { has = true, t = t, lat = lat / DEGREE_STEPS, lon = lon / DEGREE_STEPS, events = events,
-              accuracy = accuracy / ACCURACY_STEPS }
-  if heading ~= NO_HEADING then b.heading = heading / HEADING_STEPS end
-  return b
-end
-
--- The state of one asset during this call: its baseline `b`, its counts,
--- and what the record says about the call that last admitted a ping.
-local function read_state(key)
-  local raw = redis.call('GET', key)
-  if raw and (#raw == RECORD_BYTES or #raw == RECORD_BYTES + TAIL_BYTES) then
-    local t, lat, lon, acc, sup, rcall, first, events, heading, accuracy, rec_epoch, pos = struct.unpack(RECORD, raw)
-    if rec_epoch == epoch % 65536 then
-      local s = { b = unpack_baseline(t, lat, lon, events, heading, accuracy), acc = acc, sup = sup, call = rcall, first = first }
-      if pos <= #raw then s.tail = unpack_baseline(struct.unpack(TAIL, raw, pos)) end
-      return s
-    end
-  end
-  return { b = absent(), acc = 0, sup = 0 }
-end
-
-local function heading_field(b)
-  if b.heading then return heading_steps(b.heading) end
-  return NO_HEADING
-end
-
-local function encode(s)
-  local b = s.b
-  local head = struct.pack(RECORD, b.t, degree_steps(b.lat), degree_steps(b.lon), s.acc, s.sup, s.call, s.first,
-    b.events, heading_field(b), accuracy_steps(b.accuracy), epoch % 65536)
-  if not s.tail then return head end
-  local p = s.tail
-  return head .. struct.pack(TAIL, p.t, degree_steps(p.lat), degree_steps(p.lon), p.events, heading_field(p),
-    accuracy_steps(p.accuracy))
-end
-
--- The baseline an admitted ping becomes.
-local function baseline_of(flags, t, lat, lon, heading, accuracy, events)
-  local b = { has = true, t = t, lat = degree_steps(lat) / DEGREE_STEPS, lon = degree_steps(lon) / DEGREE_STEPS,
-              events = events, accuracy = accuracy_steps(accuracy) / ACCURACY_STEPS }
-  if band(flags, HAS_HEADING) ~= 0 then b.heading = heading_steps(heading) / HEADING_STEPS end
-  return b
-end
-
--- The rule: reason, dt, distance, heading change (nil where absent).
-local function decide(b, flags, t, lat, lon, heading, accuracy, events)
-  local dt = nil
-  if b.has then dt = (t - b.t) / 1000 end
-  if max_ahead >= 0 and t - now > max_ahead * 1000 then return REASON.ahead, dt end
-  if not b.has then return REASON.first end
-  if band(flags, RETRY) ~= 0 and b.t == t and b.lat == degree_steps(lat) / DEGREE_STEPS
-      and b.lon == degree_steps(lon) / DEGREE_STEPS and b.events == events then
-    return REASON.replayed
-  end
-  -- Late: suppress and leave the baseline where it is.
-  if dt <= 0 then return REASON.late, dt end
-  local m = distance(b.lat, b.lon, lat, lon)
-  local turn = nil
-  if band(flags, HAS_HEADING) ~= 0 and b.heading then turn = heading_change(b.heading, heading) end
-  if dt >= min_s then return REASON.elapsed, dt, m, turn end
-  if events ~= b.events then return REASON.event, dt, m, turn end
-  if m >= min_m and m > accuracy + b.accuracy then return REASON.moved, dt, m, turn end
-  if min_turn > 0 and turn and turn >= min_turn then return REASON.turned, dt, m, turn end
-  return REASON.window, dt, m, turn
-end
-
-local function reply(reason, dt, m, turn, acc, sup)
-  local present = 0
-  if dt then present = present + HAS_DT else dt = 0 end
-  if m then present = present + HAS_DISTANCE else m = 0 end
-  if turn then present = present + HAS_TURN else turn = 0 end
-  return struct.pack(REPLY, reason, dt, m, turn, acc, sup, present)
-end
-
-local function count(n)
-  if n < MAX_COUNT then return n + 1 end
-  return n
-end
-
+-- An asset's state during this call, made on its first operation: its
+-- baseline (`has`, `t`, `events` and the record's steps `lat_q`, `lon_q`,
+-- `heading_q`, `accuracy_q`), its counts, what the record says about the
+-- call that last admitted a ping (`call`, `first`), and `raw`, the record
+-- as read when it holds the baseline from before this call (the tail,
+-- should one be needed, is cut from it).
 local states, order, out = {}, {}, {}
 -- Whether this run raised the epoch (a resend finds it raised by its first run).
 local raised = false
+local reset_reply = nil
 
-local function state_of(key)
-  local s = states[key]
-  if not s then
-    s = read_state(key)
-    if s.b.has and s.call == call then
-      -- A resend: start from where the first run started.
-      s.resend = true
-      s.b = s.tail or absent()
-    end
-    -- The baseline before this call, kept for the tail should it be needed.
-    s.before = s.b
-    states[key] = s
-    order[#order + 1] = key
-  end
-  return s
-end
-
-local function wipe(s)
-  s.b = absent()
-  s.acc, s.sup = 0, 0
-  s.write = 'del'
-end
-
-for i = 1, #KEYS - 1 do
-  local key = KEYS[i + 1]
-  local op, flags, events, t, lat, lon, heading, accuracy = struct.unpack(OP, ops, (i - 1) * OP_BYTES + 1)
+for i = 1, n_ops do
+  local op, flags, events, t, lat, lon, heading, accuracy = unpack(OP, ops, (i - 1) * OP_BYTES + 1)
 
   if op == RESET_ALL then
     if epoch_call ~= call then
       epoch, epoch_call, raised = epoch + 1, call, true
-      redis.call('SET', KEYS[1], struct.pack(EPOCH, epoch, call))
+      call_redis('SET', keys[1], pack(EPOCH, epoch, call))
     end
     -- Every asset this call has touched is gone as well. A resend whose
     -- first run made this reset re-derives only its own assets: a record
     -- another call has written since is newer than the reset, and stays.
-    for _, k in ipairs(order) do
-      if raised or states[k].resend then wipe(states[k]) end
+    for j = 1, #order do
+      local s = states[order[j]]
+      if raised or s.resend then s.has, s.acc, s.sup, s.write = false, 0, 0, 'del' end
     end
-    out[i] = reply(0, nil, nil, nil, 0, 0)
-  elseif op == RESET_ASSET then
-    wipe(state_of(key))
-    out[i] = reply(0, nil, nil, nil, 0, 0)
+    reset_reply = reset_reply or pack(REPLY, 0, 0, 0, 0, 0, 0, 0)
+    out[i] = reset_reply
   else
-    local s = state_of(key)
-    local reason, dt, m, turn = decide(s.b, flags, t, lat, lon, heading, accuracy, events)
-    if s.resend then
-      if i == s.first or (ADMITS[reason] and reason ~= REASON.replayed) then
-        reason, dt, m, turn = REASON.replayed, nil, nil, nil
-        s.b = baseline_of(flags, t, lat, lon, heading, accuracy, events)
+    local key = keys[i + 1]
+    local s = states[key]
+    if not s then
+      s = { has = false, t = 0, lat_q = 0, lon_q = 0, heading_q = NO_HEADING, accuracy_q = 0, events = 0,
+            acc = 0, sup = 0, call = false, first = 0, raw = false, resend = false, write = false, admitted = false,
+            suppressed_before = false, tail = false }
+      local raw = call_redis('GET', key)
+      if raw then
+        local len = #raw
+        if len == RECORD_BYTES or len == RECORD_BYTES + TAIL_BYTES then
+          local r_t, lat_q, lon_q, acc, sup, rcall, first, r_events, heading_q, accuracy_q, rec_epoch = unpack(RECORD, raw)
+          if rec_epoch == epoch % 65536 then
+            s.acc, s.sup, s.call, s.first = acc, sup, rcall, first
+            if rcall == call then
+              -- A resend: start from where the first run started.
+              s.resend = true
+              if len > RECORD_BYTES then
+                r_t, lat_q, lon_q, r_events, heading_q, accuracy_q = unpack(TAIL, raw, RECORD_BYTES + 1)
+                s.has, s.t, s.lat_q, s.lon_q, s.events, s.heading_q, s.accuracy_q = true, r_t, lat_q, lon_q, r_events, heading_q, accuracy_q
+              end
+            else
+              s.raw = raw
+              s.has, s.t, s.lat_q, s.lon_q, s.events, s.heading_q, s.accuracy_q = true, r_t, lat_q, lon_q, r_events, heading_q, accuracy_q
+            end
+          end
+        end
       end
-    elseif reason == REASON.replayed then
-      -- A retried message the lost attempt had admitted: nothing changes.
-    elseif ADMITS[reason] then
-      if not s.admitted then
-        -- This call's first admission of the asset: the record will name it.
-        s.admitted, s.first, s.call = true, i, call
-        if s.suppressed_before and s.before.has then s.tail = s.before else s.tail = nil end
-      end
-      s.b = baseline_of(flags, t, lat, lon, heading, accuracy, events)
-      s.acc = count(s.acc)
-      s.write = 'set'
-    elseif s.b.has then
-      -- A suppression counts against a record; with none (a first ping
-      -- dated ahead) there is nothing to count it in.
-      if not s.admitted then s.suppressed_before = true end
-      s.sup = count(s.sup)
-      if s.write ~= 'set' then s.write = 'keep' end
-    elseif not s.admitted then
-      s.suppressed_before = true
+      states[key] = s
+      order[#order + 1] = key
     end
-    out[i] = reply(reason, dt, m, turn, s.acc, s.sup)
+
+    if op == RESET_ASSET then
+      s.has, s.acc, s.sup, s.write = false, 0, 0, 'del'
+      reset_reply = reset_reply or pack(REPLY, 0, 0, 0, 0, 0, 0, 0)
+      out[i] = reset_reply
+    else
+      -- The rule: reason, dt, distance m, heading change turn (nil where absent).
+      local reason, dt, m, turn
+      local has = s.has
+      if has then dt = (t - s.t) / 1000 end
+      if clock_guard and t - now > ahead_ms then
+        reason = AHEAD
+      elseif not has then
+        reason = FIRST
+      -- flags % 4 >= 2: the RETRY bit.
+      elseif flags % 4 >= 2 and s.t == t and s.lat_q == floor(lat * DEGREE_STEPS + 0.5)
+          and s.lon_q == floor(lon * DEGREE_STEPS + 0.5) and s.events == events then
+        reason, dt = REPLAYED, nil
+      elseif dt <= 0 then
+        -- Late: suppress and leave the baseline where it is.
+        reason = LATE
+      else
+        local b_lat = s.lat_q / DEGREE_STEPS
+        local s_lat = sin((lat - b_lat) * RAD / 2)
+        local s_lon = sin((lon - s.lon_q / DEGREE_STEPS) * RAD / 2)
+        local h = s_lat * s_lat + cos(b_lat * RAD) * cos(lat * RAD) * s_lon * s_lon
+        if h > 1 then h = 1 end
+        m = 2 * R * asin(sqrt(h))
+        local b_heading = s.heading_q
+        -- flags % 2 == 1: the HAS_HEADING bit.
+        if b_heading ~= NO_HEADING and flags % 2 == 1 then
+          turn = abs(b_heading / HEADING_STEPS - heading)
+          if turn >= 360 then turn = turn - 360 end
+          if turn > 180 then turn = 360 - turn end
+        end
+        if dt >= min_s then reason = ELAPSED
+        elseif events ~= s.events then reason = EVENT
+        elseif m >= min_m and m > accuracy + s.accuracy_q / ACCURACY_STEPS then reason = MOVED
+        elseif min_turn > 0 and turn and turn >= min_turn then reason = TURNED
+        else reason = WINDOW end
+      end
+
+      -- Whether the ping becomes the baseline.
+      local becomes = false
+      if s.resend then
+        if i == s.first or (ADMITS[reason] and reason ~= REPLAYED) then
+          reason, dt, m, turn = REPLAYED, nil, nil, nil
+          becomes = true
+        end
+      elseif reason == REPLAYED then
+        -- A retried message the lost attempt had admitted: nothing changes.
+      elseif ADMITS[reason] then
+        if not s.admitted then
+          -- This call's first admission of the asset: the record will name it,
+          -- and keep the baseline from before the call if a ping of the asset
+          -- was suppressed against it first.
+          s.admitted, s.first, s.call = true, i, call
+          local raw = s.raw
+          if s.suppressed_before and raw then s.tail = sub(raw, 1, 16) .. sub(raw, 33, 42) else s.tail = false end
+        end
+        becomes = true
+        if s.acc < MAX_COUNT then s.acc = s.acc + 1 end
+        s.write = 'set'
+      elseif s.has then
+        -- A suppression counts against a record; with none (a first ping
+        -- dated ahead) there is nothing to count it in.
+        if not s.admitted then s.suppressed_before = true end
+        if s.sup < MAX_COUNT then s.sup = s.sup + 1 end
+        if not s.write then s.write = 'keep' end
+      elseif not s.admitted then
+        s.suppressed_before = true
+      end
+      if becomes then
+        -- At the record's precision (as core/sliding-window's stored* functions).
+        local accuracy_q = 0
+        if accuracy > 0 then accuracy_q = min(floor(accuracy * ACCURACY_STEPS + 0.5), MAX_ACCURACY_STEP) end
+        local heading_q = NO_HEADING
+        if flags % 2 == 1 then
+          heading_q = floor(heading * HEADING_STEPS + 0.5)
+          if heading_q >= 360 * HEADING_STEPS then heading_q = heading_q - 360 * HEADING_STEPS end
+        end
+        s.has, s.t, s.events, s.heading_q, s.accuracy_q = true, t, events, heading_q, accuracy_q
+        s.lat_q, s.lon_q = floor(lat * DEGREE_STEPS + 0.5), floor(lon * DEGREE_STEPS + 0.5)
+      end
+
+      local present = 0
+      if dt then present = HAS_DT else dt = 0 end
+      if m then present = present + HAS_DISTANCE else m = 0 end
+      if turn then present = present + HAS_TURN else turn = 0 end
+      out[i] = pack(REPLY, reason, dt, m, turn, s.acc, s.sup, present)
+    end
   end
 end
 
-for _, key in ipairs(order) do
+local epoch_field = epoch % 65536
+for j = 1, #order do
+  local key = order[j]
   local s = states[key]
-  if not s.resend then
-    if s.write == 'set' then
-      redis.call('SET', key, encode(s), 'EX', ttl)
-    elseif s.write == 'keep' then
-      -- Only the suppressed count changed: the TTL still runs from the
-      -- last admission.
-      redis.call('SET', key, encode(s), 'KEEPTTL')
-    elseif s.write == 'del' then
-      redis.call('DEL', key)
+  local write = s.write
+  if write and not s.resend then
+    if write == 'set' then
+      local record = pack(RECORD, s.t, s.lat_q, s.lon_q, s.acc, s.sup, s.call, s.first, s.events, s.heading_q,
+        s.accuracy_q, epoch_field)
+      if s.tail then record = record .. s.tail end
+      call_redis('SET', key, record, 'EX', ttl_arg)
+    elseif write == 'keep' then
+      -- Only the suppressed count changed: the rest of the record, and its
+      -- TTL (which runs from the last admission), stay as they are.
+      call_redis('SETRANGE', key, SUPPRESSED_AT, pack(COUNT, s.sup))
+    else
+      call_redis('DEL', key)
     end
   end
 end

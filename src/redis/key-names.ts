@@ -28,7 +28,17 @@ export function windowRecordKey(prefix: string, assetId: string): string {
  * key: `<prefix>rc:{bin-A17}:41:76c73ee2946cc70e`.
  */
 export function seenKey(prefix: string, group: string, key: string): string {
-  return `${prefix}${SEEN_SEGMENT}{${escapeTagContent(group)}}${key.slice(group.length)}`;
+  return seenKeyOf(seenGroupHead(prefix, group), group, key);
+}
+
+/** What every seen key of a group starts with, `<prefix>rc:{bin-A17}`: worked out once per burst, not once per reading. */
+export function seenGroupHead(prefix: string, group: string): string {
+  return `${prefix}${SEEN_SEGMENT}{${escapeTagContent(group)}}`;
+}
+
+/** seenKey() from its group's head (seenGroupHead). */
+export function seenKeyOf(head: string, group: string, key: string): string {
+  return head + key.slice(group.length);
 }
 
 /** The epoch key of one group (device) of the seen-set, raised by a reset of that device. */

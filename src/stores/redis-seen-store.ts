@@ -1,6 +1,6 @@
 import calculateSlot from 'cluster-key-slot';
 import { nextToken } from '../redis/call-token';
-import { epochKey, SEEN_SEGMENT, seenGroupEpochKey, seenKey, SLOT_COUNT } from '../redis/key-names';
+import { epochKey, SEEN_SEGMENT, seenGroupEpochKey, seenGroupHead, seenKeyOf, SLOT_COUNT } from '../redis/key-names';
 import type { RedisClient } from '../redis/scripts';
 import { TickBatcher } from '../redis/tick-batcher';
 import { CountDown } from './count-down';
@@ -13,6 +13,7 @@ const RELEASE_OP = 3;
 const RESET_GROUP = 4;
 const RESET_ALL = 5;
 const OP_BYTES = 11;
+const TWO_32 = 2 ** 32;
 
 /** Claims, confirms or releases of one request that share a slot, or a reset. */
 interface SeenPart {
@@ -165,27 +166,39 @@ export class RedisSeenStore implements SeenStore {
     };
     let opCount = 0;
     for (const part of parts) opCount += isReset(part) ? 1 : part.claims.length;
-    const ops = Buffer.alloc(opCount * OP_BYTES);
+    // A DataView rather than Buffer's write methods, as in redis-window-store.ts.
+    const ops = new ArrayBuffer(opCount * OP_BYTES);
+    const view = new DataView(ops);
     let at = 0;
     const writeOp = (op: number, keyIndex: number, groupIndexOf: number, token: number): void => {
-      ops[at] = op;
-      ops.writeUInt16LE(keyIndex, at + 1);
-      ops.writeUInt16LE(groupIndexOf, at + 3);
-      ops.writeUIntLE(token, at + 5, 6);
+      view.setUint8(at, op);
+      view.setUint16(at + 1, keyIndex, true);
+      view.setUint16(at + 3, groupIndexOf, true);
+      // 48 bits: the low 32, then the high 16.
+      const low = token % TWO_32;
+      view.setUint32(at + 5, low, true);
+      view.setUint16(at + 9, (token - low) / TWO_32, true);
       at += OP_BYTES;
     };
+    // A burst is one device's readings: the head of its keys (an escaped hash tag) is worked out once.
+    let lastGroup: string | undefined;
+    let head = '';
     for (const part of parts) {
       if (part.op === RESET_ALL) writeOp(RESET_ALL, 1, 1, 0);
       else if (part.op === RESET_GROUP) writeOp(RESET_GROUP, groupKey(part.group as string), 1, 0);
       for (const claim of part.claims) {
-        keys.push(seenKey(prefix, claim.group, claim.key));
+        if (claim.group !== lastGroup) {
+          lastGroup = claim.group;
+          head = seenGroupHead(prefix, lastGroup);
+        }
+        keys.push(seenKeyOf(head, claim.group, claim.key));
         writeOp(part.op, keys.length, groupKey(claim.group), part.token);
       }
     }
     const settings = Buffer.from(this.settingsArg);
     settings.writeDoubleLE(this.now(), 0);
     settings.writeUIntLE(nextToken(), 21, 6);
-    return this.client.dedupSeenSet(keys.length, keys, settings, ops).then((codes) => {
+    return this.client.dedupSeenSet(keys.length, keys, settings, Buffer.from(ops)).then((codes) => {
       let next = 0;
       return parts.map((part) => {
         if (isReset(part)) {

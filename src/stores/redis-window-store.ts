@@ -110,17 +110,18 @@ export class RedisWindowStore implements WindowStore {
     const first = ops[0] as WindowOp;
     const keys = new Array<string>(ops.length + 1);
     keys[0] = epochKey(this.options.keyPrefix, WINDOW_SEGMENT, this.options.cluster ? this.slotOf(first) : undefined);
-    const packed = Buffer.allocUnsafe(ops.length * OP_BYTES);
+    const packed = new ArrayBuffer(ops.length * OP_BYTES);
+    const view = new DataView(packed);
     for (let i = 0; i < ops.length; i++) {
       const op = ops[i] as WindowOp;
       keys[i + 1] = op instanceof ResetOp && op.assetId === undefined ? (keys[0] as string) : this.keyOf((op as { assetId: string }).assetId);
-      encodeOp(op, packed, i * OP_BYTES);
+      encodeOp(op, view, i * OP_BYTES);
     }
     const call = Buffer.allocUnsafe(14);
     call.writeDoubleLE(this.now(), 0);
     call.writeUIntLE(nextToken(), 8, 6);
     // ioredis flattens array arguments one level, so the keys need no spread.
-    return this.client.dedupSlidingWindowBuffer(keys.length, keys, this.rule, call, packed).then(decodeOutcomes);
+    return this.client.dedupSlidingWindowBuffer(keys.length, keys, this.rule, call, Buffer.from(packed)).then(decodeOutcomes);
   }
 }
 
@@ -132,28 +133,41 @@ const RESET_ALL = 3;
 const HAS_HEADING = 1;
 const RETRY = 2;
 
-function encodeOp(op: WindowOp, out: Buffer, at: number): void {
+const TWO_32 = 2 ** 32;
+
+/**
+ * Through a DataView on a fresh (zeroed) ArrayBuffer rather than Buffer's
+ * write methods: about half the time per ping in a microbenchmark (the
+ * Buffer methods check their arguments on every call, and writeUIntLE of 6
+ * bytes takes a generic path), and little-endian whatever the host.
+ */
+function encodeOp(op: WindowOp, out: DataView, at: number): void {
   if (op instanceof ResetOp) {
-    out.fill(0, at, at + OP_BYTES);
-    out[at] = op.assetId === undefined ? RESET_ALL : RESET_ASSET;
+    out.setUint8(at, op.assetId === undefined ? RESET_ALL : RESET_ASSET);
     return;
   }
   const heading = op.heading ?? NaN;
-  out[at] = PING;
-  out[at + 1] = (Number.isNaN(heading) ? 0 : HAS_HEADING) | (op.retry === true ? RETRY : 0);
-  out.writeUIntLE(op.events ?? 0, at + 2, 6);
-  out.writeDoubleLE(op.t, at + 8);
-  out.writeDoubleLE(op.lat, at + 16);
-  out.writeDoubleLE(op.lon, at + 24);
-  out.writeDoubleLE(Number.isNaN(heading) ? 0 : heading, at + 32);
-  out.writeDoubleLE(op.accuracy ?? 0, at + 40);
+  const hasHeading = !Number.isNaN(heading);
+  out.setUint8(at, PING);
+  out.setUint8(at + 1, (hasHeading ? HAS_HEADING : 0) | (op.retry === true ? RETRY : 0));
+  // 48 bits: the low 32, then the high 16.
+  const events = op.events ?? 0;
+  const low = events % TWO_32;
+  out.setUint32(at + 2, low, true);
+  out.setUint16(at + 6, (events - low) / TWO_32, true);
+  out.setFloat64(at + 8, op.t, true);
+  out.setFloat64(at + 16, op.lat, true);
+  out.setFloat64(at + 24, op.lon, true);
+  out.setFloat64(at + 32, hasHeading ? heading : 0, true);
+  out.setFloat64(at + 40, op.accuracy ?? 0, true);
 }
 
 /** The pings of one call, packed as ARGV[3] (for the benchmark's redis-benchmark lines and tests). */
 export function encodePings(pings: readonly Ping[]): Buffer {
-  const out = Buffer.allocUnsafe(pings.length * OP_BYTES);
-  pings.forEach((ping, i) => encodeOp(ping, out, i * OP_BYTES));
-  return out;
+  const packed = new ArrayBuffer(pings.length * OP_BYTES);
+  const view = new DataView(packed);
+  pings.forEach((ping, i) => encodeOp(ping, view, i * OP_BYTES));
+  return Buffer.from(packed);
 }
 
 const REPLY_BYTES = 34;

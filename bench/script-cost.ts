@@ -1,0 +1,251 @@
+/**
+ * The sliding-window script alone, no Node-RED: what a call costs
+ * redis-server at 1, 10, 100 and 500 pings per call, so that the fixed cost
+ * of a call and the cost of each ping are measured apart.
+ *
+ * For each size: the fleet's pings (bench/data.ts; 10,000 vehicles, as in
+ * issue 20's figures; with a heading, an accuracy and event values so that
+ * every rule of the script runs; about half admitted) are sent as EVALSHA calls through ioredis, a
+ * few calls in flight so the server never waits for the client. Around
+ * them: CONFIG RESETSTAT and INFO commandstats (usec_per_call of evalsha:
+ * the script's own time, its redis.call()s included) and INFO cpu (the
+ * whole server's user + system time: the script, reading the command and
+ * writing the reply). The line through the 1- and the 500-ping calls gives
+ * the fixed cost per call and the cost per ping.
+ *
+ * Every call has a token of its own (a counter, so runs are repeatable), and
+ * the replies of the whole run are hashed: two runs of the same traffic on
+ * different scripts that print the same digest decided every ping alike.
+ *
+ * Each size is timed in SCRIPT_COST_REPEATS runs (3) and the run with the
+ * least server CPU is reported: on a shared machine other processes only
+ * ever add to a run's cost (cache, preemption), so the least is the
+ * script's own. Script time is wall-clock time inside the server, so a
+ * script preempted by another process counts that wait; Redis CPU does not.
+ *
+ * Alone: `node --require tsx/cjs bench/script-cost.ts` (starts its own
+ * redis-server; SCRIPT_COST_PINGS sets the pings per size, SCRIPT_COST_LUA
+ * a variant of the script to time instead, for profiling). In npm run bench
+ * it is the part `script` (BENCH_ONLY=script), on the bench's server.
+ */
+import { createHash } from 'crypto';
+import { readFileSync } from 'fs';
+import Redis from 'ioredis';
+import type { Ping } from '../src/core/sliding-window';
+import { decodeOutcomes, encodePings } from '../src/stores/redis-window-store';
+import { epochKey, windowRecordKey, WINDOW_SEGMENT } from '../src/redis/key-names';
+import { scriptSource } from '../src/redis/scripts';
+import { pingMessage } from './data';
+import { answerParent, redisCpuSeconds } from './runtime';
+import { markdownTable, thousands } from './stats';
+
+export interface ScriptCostJob {
+  /** The bench's server; absent when run alone (one is started). */
+  port?: number;
+  /** Pings timed at each size, split over `repeats` runs of which the one with the least CPU counts. */
+  pings: number;
+  repeats: number;
+  /** A Lua file to run instead of lua/sliding-window.lua (with the same prelude): for profiling variants. */
+  lua?: string;
+  /** Pings per call to time (default SIZES). */
+  sizes?: number[];
+}
+
+export interface ScriptCostRow {
+  pingsPerCall: number;
+  calls: number;
+  /** INFO commandstats: evalsha usec_per_call. */
+  scriptUsPerCall: number;
+  /** INFO cpu: used_cpu_user + used_cpu_sys of the server, per call. */
+  cpuUsPerCall: number;
+  admitted: number;
+}
+
+export interface ScriptCostResult {
+  redisVersion: string;
+  rows: ScriptCostRow[];
+  /** usec per call = fixed + perPing * pings, through the 1- and the 500-ping calls. */
+  script: { fixedUs: number; perPingUs: number };
+  cpu: { fixedUs: number; perPingUs: number };
+  /** SHA-256 (first 16 hex digits) of every reply, in order. */
+  digest: string;
+}
+
+export const SIZES = [1, 10, 100, 500];
+const ASSETS = 10_000;
+const IN_FLIGHT = 4;
+const PREFIX = 'sc:';
+const ID_PREFIX = 'sc-';
+
+/** The rule ('<ddddI4'): 60 s, 25 m, 30° heading, clock guard 300 s ahead, 6 h TTL: every rule on. */
+function ruleArgument(): Buffer {
+  const rule = Buffer.alloc(36);
+  rule.writeDoubleLE(60, 0);
+  rule.writeDoubleLE(25, 8);
+  rule.writeDoubleLE(30, 16);
+  rule.writeDoubleLE(300, 24);
+  rule.writeUInt32LE(21_600, 32);
+  return rule;
+}
+
+/** Ping i of the fleet, with the fields that bring the heading, accuracy and event rules in. */
+function ping(i: number): Ping {
+  const { payload } = pingMessage(i, ASSETS, ID_PREFIX);
+  const k = Math.floor(i / ASSETS);
+  return {
+    assetId: payload.assetId,
+    t: payload.ts,
+    lat: payload.lat,
+    lon: payload.lon,
+    // 3° more each ping: a turn of 30° admits about one ping in ten of a mover.
+    heading: ((i % ASSETS) * 13 + k * 3) % 360,
+    accuracy: 3 + (i % 5),
+    // A change of event values every 40th ping of a vehicle.
+    events: Math.floor(k / 40) % 3,
+  };
+}
+
+/**
+ * The line through the smallest and the largest call: per ping, the slope;
+ * fixed, what a one-ping call costs beyond its ping. (A least-squares line
+ * through all four lets the 500-ping calls' noise swing the intercept by
+ * more than the fixed cost itself on a busy machine.)
+ */
+function fit(rows: readonly ScriptCostRow[], usPerCall: (r: ScriptCostRow) => number): { fixedUs: number; perPingUs: number } {
+  const a = rows[0] as ScriptCostRow;
+  const b = rows[rows.length - 1] as ScriptCostRow;
+  const perPingUs = (usPerCall(b) - usPerCall(a)) / (b.pingsPerCall - a.pingsPerCall);
+  return { fixedUs: usPerCall(a) - perPingUs * a.pingsPerCall, perPingUs };
+}
+
+async function evalshaUsPerCall(client: Redis): Promise<number> {
+  const info = await client.info('commandstats');
+  return Number(/^cmdstat_evalsha:.*usec_per_call=([\d.]+)/m.exec(info)?.[1] ?? Number.NaN);
+}
+
+class Caller {
+  private token = 1;
+  private readonly epoch = epochKey(PREFIX, WINDOW_SEGMENT, undefined);
+  private readonly rule = ruleArgument();
+  private readonly hash = createHash('sha256');
+  admitted = 0;
+
+  constructor(private readonly client: Redis, private readonly sha: string) {}
+
+  /** One call's arguments, built before the clock starts. */
+  args(pings: Ping[]): (string | Buffer)[] {
+    const call = Buffer.alloc(14);
+    call.writeDoubleLE(Date.now(), 0);
+    call.writeUIntLE(this.token++, 8, 6);
+    const keys = pings.map((p) => windowRecordKey(PREFIX, p.assetId));
+    return [String(keys.length + 1), this.epoch, ...keys, this.rule, call, encodePings(pings)];
+  }
+
+  /** The calls, IN_FLIGHT at a time. */
+  async run(calls: (string | Buffer)[][]): Promise<void> {
+    let next = 0;
+    const lane = async (): Promise<void> => {
+      while (next < calls.length) {
+        const args = calls[next++] as (string | Buffer)[];
+        const reply = (await this.client.callBuffer('EVALSHA', [this.sha, ...args])) as Buffer;
+        this.hash.update(reply);
+        for (const o of decodeOutcomes(reply)) if (o?.admit === true) this.admitted++;
+      }
+    };
+    await Promise.all(Array.from({ length: IN_FLIGHT }, lane));
+  }
+
+  digest(): string {
+    return this.hash.digest('hex').slice(0, 16);
+  }
+}
+
+export async function scriptCost(job: ScriptCostJob, port: number): Promise<ScriptCostResult> {
+  const client = new Redis({ host: '127.0.0.1', port });
+  try {
+    const redisVersion = /redis_version:([^\r\n]+)/.exec(await client.info('server'))?.[1] ?? '?';
+    const source = job.lua === undefined ? scriptSource('dedupSlidingWindow') : scriptSource('dedupSlidingWindow').split('\n')[0] + '\n' + readFileSync(job.lua, 'utf8');
+    const sha = (await client.script('LOAD', source)) as string;
+    const caller = new Caller(client, sha);
+    let seq = 0;
+    const callsOf = (pingsPerCall: number, pings: number): (string | Buffer)[][] => {
+      const calls: (string | Buffer)[][] = [];
+      for (let c = 0; c < Math.max(1, Math.round(pings / pingsPerCall)); c++) {
+        const list: Ping[] = [];
+        for (let j = 0; j < pingsPerCall; j++) list.push(ping(seq++));
+        calls.push(caller.args(list));
+      }
+      return calls;
+    };
+    // Every vehicle has a record before anything is timed.
+    await caller.run(callsOf(100, 2 * ASSETS));
+    const rows: ScriptCostRow[] = [];
+    for (const pingsPerCall of job.sizes ?? SIZES) {
+      let best: ScriptCostRow | undefined;
+      for (let r = 0; r < job.repeats; r++) {
+        // Fewer pings at one per call: each call is the costly part there.
+        const calls = callsOf(pingsPerCall, (pingsPerCall === 1 ? job.pings / 4 : job.pings) / job.repeats);
+        const admitted0 = caller.admitted;
+        await client.config('RESETSTAT');
+        const cpu0 = await redisCpuSeconds(client);
+        await caller.run(calls);
+        const cpu = (await redisCpuSeconds(client)) - cpu0;
+        const row = { pingsPerCall, calls: calls.length, scriptUsPerCall: await evalshaUsPerCall(client), cpuUsPerCall: (cpu * 1e6) / calls.length, admitted: (caller.admitted - admitted0) / (calls.length * pingsPerCall) };
+        if (best === undefined || row.cpuUsPerCall < best.cpuUsPerCall) best = row;
+      }
+      rows.push(best as ScriptCostRow);
+    }
+    const written = await client.keys(`${PREFIX}*`);
+    if (written.length > 0) await client.del(...written);
+    return {
+      redisVersion,
+      rows,
+      script: fit(rows, (r) => r.scriptUsPerCall),
+      cpu: fit(rows, (r) => r.cpuUsPerCall),
+      digest: caller.digest(),
+    };
+  } finally {
+    client.disconnect();
+  }
+}
+
+/** The part's table, in Markdown. */
+export function scriptCostTable(r: ScriptCostResult): string {
+  const f = (x: number): string => x.toFixed(2);
+  const table = markdownTable(
+    ['pings per call', 'calls', 'script µs per call', 'script µs per ping', 'Redis CPU µs per call', 'Redis CPU µs per ping', 'admitted'],
+    r.rows.map((row) => [String(row.pingsPerCall), thousands(row.calls), f(row.scriptUsPerCall), f(row.scriptUsPerCall / row.pingsPerCall), f(row.cpuUsPerCall), f(row.cpuUsPerCall / row.pingsPerCall), `${(row.admitted * 100).toFixed(0)} %`]),
+  );
+  return [
+    table,
+    '',
+    `Through the 1- and the 500-ping calls: script time ${f(r.script.fixedUs)} µs per call + ${f(r.script.perPingUs)} µs per ping; Redis CPU ${f(r.cpu.fixedUs)} µs per call + ${f(r.cpu.perPingUs)} µs per ping (Redis ${r.redisVersion}; digest of the replies ${r.digest}).`,
+  ].join('\n');
+}
+
+async function alone(): Promise<ScriptCostResult> {
+  const job: ScriptCostJob = {
+    pings: Number(process.env.SCRIPT_COST_PINGS ?? 200_000),
+    repeats: Number(process.env.SCRIPT_COST_REPEATS ?? 3),
+    ...(process.env.SCRIPT_COST_LUA ? { lua: process.env.SCRIPT_COST_LUA } : {}),
+  };
+  /* eslint-disable-next-line @typescript-eslint/no-require-imports */
+  const { startOwnRedis } = require('./redis') as typeof import('./redis');
+  const redis = await startOwnRedis();
+  try {
+    const result = await scriptCost(job, redis.port);
+    process.stderr.write(`${scriptCostTable(result)}\n`);
+    return result;
+  } finally {
+    await redis.stop();
+  }
+}
+
+if (require.main === module) {
+  const arg = process.argv[2];
+  if (arg === undefined) answerParent(alone());
+  else {
+    const job = JSON.parse(arg) as ScriptCostJob;
+    answerParent(job.port === undefined ? alone() : scriptCost(job, job.port));
+  }
+}
