@@ -42,7 +42,8 @@ export class MemorySeenStore implements SeenStore {
     const now = this.now();
     const { claims, token } = request;
     const codes = new Array<number>(claims.length);
-    for (let i = 0; i < claims.length; i++) codes[i] = this.seen.claim(claims[i].key, token, this.settings.confirm, now);
+    let i = 0;
+    for (const claim of claims) codes[i++] = this.seen.claim(claim.key, token, this.settings.confirm, now);
     replies.value(codes, context);
   }
 

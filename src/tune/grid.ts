@@ -50,7 +50,8 @@ export function decideAll(columns: PingColumns, settings: MemoryWindowSettings):
     now = at === at ? at : Math.max(now, t[i] as number);
     const outcome = store.decideNow(pingAt(columns, i, ping));
     if (outcome.admit) admitted++;
-    byCode[WINDOW_REASONS[outcome.reason].code]++;
+    const code = WINDOW_REASONS[outcome.reason].code;
+    byCode[code] = (byCode[code] ?? 0) + 1;
   }
   const reasons: Partial<Record<WindowReason, number>> = {};
   WINDOW_REASON_BY_CODE.forEach((reason, code) => {

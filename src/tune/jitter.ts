@@ -103,11 +103,19 @@ export function parkedJitter(columns: PingColumns, options: JitterOptions): Jitt
 function byAssetThenTime(columns: PingColumns): Uint32Array {
   const { size, asset, t } = columns;
   const starts = new Uint32Array(columns.names.length + 1);
-  for (let i = 0; i < size; i++) starts[(asset[i] as number) + 1]++;
-  for (let a = 1; a < starts.length; a++) starts[a] = (starts[a] as number) + (starts[a - 1] as number);
+  for (let i = 0; i < size; i++) {
+    const slot = (asset[i] ?? 0) + 1;
+    starts[slot] = (starts[slot] ?? 0) + 1;
+  }
+  for (let a = 1; a < starts.length; a++) starts[a] = (starts[a] ?? 0) + (starts[a - 1] ?? 0);
   const next = starts.slice(0, -1);
   const order = new Uint32Array(size);
-  for (let i = 0; i < size; i++) order[next[asset[i] as number]++] = i;
+  for (let i = 0; i < size; i++) {
+    const a = asset[i] ?? 0;
+    const at = next[a] ?? 0;
+    next[a] = at + 1;
+    order[at] = i;
+  }
   // Recorded pings mostly come in time order already: sort only the groups that do not.
   for (let a = 0; a + 1 < starts.length; a++) {
     const from = starts[a] as number;

@@ -12,6 +12,7 @@
  * The control run wires the same flow without Confirm delivery: it loses
  * the readings whose first write failed, which shows the test can fail.
  */
+import type { Counts } from '../../src/core/burst';
 import assert from 'node:assert/strict';
 import { useRedis } from '../support/global-hooks';
 import { collect, coreNodes, helper, node, packNodes, startServer, stopServer, until, type FlowNode, type Msg, type StoreKind } from '../support/node-red-helper';
@@ -152,7 +153,7 @@ async function runChaos(store: StoreKind, confirm: boolean): Promise<Run> {
   let inFlight = 0;
   let duplicates = 0;
   for (const a of audits) {
-    const p = a.payload as Record<string, number>;
+    const p = a.payload as Counts;
     assert.equal(p.received, p.unique + p.duplicates_suppressed + p.rejected, 'every audit adds up');
     assert.equal(p.lease_expired, 0, 'no lease runs out in this test');
     inFlight += p.in_flight;

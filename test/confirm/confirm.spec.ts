@@ -8,6 +8,7 @@
  * of the claim that holds the key; anything it cannot match goes to Catch
  * with the reason.
  */
+import type { Counts } from '../../src/core/burst';
 import assert from 'node:assert/strict';
 import { useRedis } from '../support/global-hooks';
 import { ManagedRedis, skipLoudlyWithoutRedisServer } from '../support/redis-server';
@@ -15,10 +16,12 @@ import { helper, sleep, startServer, stopServer, until, type Msg, type StoreKind
 import { copy, loadConfirm, reading, type ConfirmHarness } from './confirm-harness';
 
 /** The audit of a burst, checked to add up. */
-function auditOf(msg: Msg | undefined): Record<string, number> & { suppressed: { reason: string; key: string }[] } {
+type Audit = Counts & { suppressed: { reason: string; key: string }[] } & Record<string, unknown>;
+
+function auditOf(msg: Msg | undefined): Audit {
   assert.ok(msg !== undefined, 'an audit message');
   assert.equal(msg.dedup?.decision, 'audit');
-  const a = msg.payload as Record<string, number> & { suppressed: { reason: string; key: string }[] };
+  const a = msg.payload as Audit;
   assert.equal(a.received, a.unique + a.duplicates_suppressed + a.rejected, `the audit adds up: ${JSON.stringify(a)}`);
   assert.ok(a.in_flight <= a.duplicates_suppressed, 'in_flight is part of duplicates_suppressed');
   assert.ok(a.lease_expired <= a.unique, 'lease_expired is part of unique');

@@ -148,8 +148,7 @@ describe('the pack in the Node-RED editor (Chromium)', function () {
     assert.equal(new Set(icons).size, icons.length, 'each dedup node has its own icon');
   });
 
-  for (const type of Object.keys(SCENARIOS)) {
-    const scenario = SCENARIOS[type];
+  for (const [type, scenario] of Object.entries(SCENARIOS)) {
     it(`${type}: drag in, set thresholds, reject bad values, add a Redis connection with a password, deploy, read back`, async function () {
       if (!flowNodeTypes().includes(type)) this.skip();
       const page = editor.page;
@@ -468,7 +467,7 @@ describe('the pack in the Node-RED editor (Chromium)', function () {
       if (example.name === 'sliding-window-fleet') {
         // Let the simulated fleet run a little, then picture it.
         await page.locator('#red-ui-tab-debug-link-button').click();
-        await editor.waitForStatus(editorDedup[0].id, (s) => /[1-9]\d* suppressed/.test(s.text ?? ''), 'counting suppressed pings');
+        await editor.waitForStatus(editorDedup[0]?.id ?? '', (s) => /[1-9]\d* suppressed/.test(s.text ?? ''), 'counting suppressed pings');
         await page.locator('.red-ui-debug-msg').nth(5).waitFor({ state: 'visible' });
         // Deselect, and let the "imported" and "deployed" notifications go.
         await page.mouse.click(canvas.x + canvas.width - 40, canvas.y + canvas.height - 40);

@@ -7,6 +7,7 @@
  * into release (the comment's last suggestion), the readings whose request
  * failed never arrive.
  */
+import type { Counts } from '../../src/core/burst';
 import assert from 'node:assert/strict';
 import { until, type FlowNode, type Msg } from '../support/node-red-helper';
 import { freePort } from '../support/redis-server';
@@ -69,8 +70,8 @@ describe('example: confirmed delivery', function () {
     assert.equal(confirmed.length, READINGS, 'one confirm per stored reading');
 
     // The audits tell in-flight copies from duplicates, and nothing expired.
-    const audits = ex.arrivals(ex.idOf('audit', 'debug')).map((m) => m.payload as Record<string, number>);
-    const sum = (field: string): number => audits.reduce((s, a) => s + (a[field] ?? 0), 0);
+    const audits = ex.arrivals(ex.idOf('audit', 'debug')).map((m) => m.payload as Counts);
+    const sum = (field: keyof Counts): number => audits.reduce((s, a) => s + (a[field] ?? 0), 0);
     assert.equal(sum('unique'), requests, 'one request per admitted reading');
     assert.equal(sum('unique'), READINGS + report.failedRequests, 'each failure admitted once more on a replay');
     assert.equal(sum('lease_expired'), 0);
@@ -91,7 +92,7 @@ describe('example: confirmed delivery', function () {
     assert.equal(report.duplicates, 0);
     assert.ok(report.failedRequests >= 5, `failures: ${report.failedRequests}`);
     assert.equal(report.readings, READINGS - report.failedRequests, 'each failed request lost its reading');
-    const audits = ex.arrivals(ex.idOf('audit', 'debug')).map((m) => m.payload as Record<string, number>);
+    const audits = ex.arrivals(ex.idOf('audit', 'debug')).map((m) => m.payload as Counts);
     assert.ok(audits.reduce((s, a) => s + a.in_flight, 0) > 0, 'the replays of the unreleased readings were in-flight');
   });
 

@@ -170,7 +170,7 @@ export async function runExample(name: ExampleName, options: { manualInjects?: b
     logged: () =>
       helper
         .log()
-        .args.map(([record]) => record)
+        .args.flatMap(([record]) => record ?? [])
         // Node-level records only: the helper itself warns of its own deprecated calls.
         .filter((record) => record.level <= 30 && record.id !== undefined)
         .map((record) => `${String(record.id)}: ${String(record.msg)}`),

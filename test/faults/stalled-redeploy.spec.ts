@@ -33,7 +33,7 @@ function flow(suffix: string): FlowNode[] {
 function errorsLogged(): string[] {
   return helper
     .log()
-    .args.map(([record]) => record)
+    .args.flatMap(([record]) => record ?? [])
     .filter((record) => record.level === ERROR)
     .map((record) => String(record.msg));
 }

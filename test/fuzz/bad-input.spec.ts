@@ -15,6 +15,7 @@
  * - and, after all runs, Redis holds no key outside the configured prefix
  *   (SCAN), and keys planted outside it survived every reset.
  */
+import type { Counts } from '../../src/core/burst';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import type Redis from 'ioredis';
@@ -303,7 +304,7 @@ describe('fuzz: random and malformed messages at both nodes', function () {
             if (nodeId.startsWith('fz-sensor') && burst !== undefined) {
               const audits = out.filter((e) => e.door === 'output 2');
               assert.equal(audits.length, 1, `${id}: one audit per burst, got ${doors.join(', ')}`);
-              const audit = audits[0]?.msg.dedup as Record<string, number>;
+              const audit = audits[0]?.msg.dedup as unknown as Counts;
               assert.equal(audit.received, burst, `${id}: received`);
               assert.equal(audit.received, audit.unique + audit.duplicates_suppressed + audit.rejected, `${id}: the audit does not add up`);
               assert.equal(doors.filter((d) => d === 'catch').length, audit.rejected, `${id}: one Catch message per rejected reading`);
@@ -333,7 +334,7 @@ describe('fuzz: random and malformed messages at both nodes', function () {
 
     // No error went unhandled: the Catch node took every one.
     const logSpy = (helper as unknown as { log(): { args: { level: number; msg: unknown }[][] } }).log();
-    const loggedErrors = logSpy.args.map((args) => args[0]).filter((entry) => entry !== undefined && entry.level <= 20);
+    const loggedErrors = logSpy.args.flatMap(([entry]) => (entry !== undefined && entry.level <= 20 ? [entry] : []));
     assert.deepEqual(loggedErrors.map((e) => String(e.msg)), [], 'errors that reached the log instead of a Catch node');
 
     // Every key under the prefix, planted keys untouched.

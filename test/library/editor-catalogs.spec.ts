@@ -12,18 +12,18 @@ const SHARED_EDITOR_JS = join(PACK_ROOT, 'resources', 'dedup-editor.js');
 
 /** The part of an editor file inside <script type="text/html" data-template-name="...">. */
 function templates(html: string): string[] {
-  return [...html.matchAll(/<script type="text\/html" data-template-name="[^"]+">([\s\S]*?)<\/script>/g)].map((m) => m[1]);
+  return [...html.matchAll(/<script type="text\/html" data-template-name="[^"]+">([\s\S]*?)<\/script>/g)].map((m) => m[1] ?? '');
 }
 
 /** The registerType scripts of an editor file. */
 function definitionScripts(html: string): string[] {
-  return [...html.matchAll(/<script type="text\/javascript">([\s\S]*?)<\/script>/g)].map((m) => m[1]);
+  return [...html.matchAll(/<script type="text\/javascript">([\s\S]*?)<\/script>/g)].map((m) => m[1] ?? '');
 }
 
 /** data-i18n keys, without their [attribute] prefixes, namespace-free ones only. */
 function i18nKeys(template: string): string[] {
   return [...template.matchAll(/data-i18n="([^"]+)"/g)]
-    .flatMap((m) => m[1].split(';'))
+    .flatMap((m) => (m[1] ?? '').split(';'))
     .map((k) => k.replace(/^\[[^\]]+\]/, '').trim())
     .filter((k) => k !== '');
 }
@@ -206,7 +206,7 @@ describe('editor strings come from the message catalogs', function () {
             .replace(/&nbsp;/g, ' ')
             .trim();
           assert.equal(text, '', `text outside the catalog: "${text.slice(0, 80)}"`);
-          for (const [, attribute, value] of template.matchAll(/\b(placeholder|title)="([^"]*)"/g)) {
+          for (const [, attribute = '', value = ''] of template.matchAll(/\b(placeholder|title)="([^"]*)"/g)) {
             // Only example values (addresses, URLs) may be literal: they read the same in every language.
             assert.match(value, /^[\w.:/,\s-]*\d[\w.:/,\s-]*$/, `${attribute}="${value}" should come from the catalog`);
           }
@@ -214,7 +214,7 @@ describe('editor strings come from the message catalogs', function () {
       });
 
       it('has no English sentence as a string literal in its definition', function () {
-        const literals = definitionScripts(html).flatMap((script) => [...script.matchAll(/"([^"\\]*)"|'([^'\\]*)'/g)].map((m) => m[1] ?? m[2]));
+        const literals = definitionScripts(html).flatMap((script) => [...script.matchAll(/"([^"\\]*)"|'([^'\\]*)'/g)].map((m) => m[1] ?? m[2] ?? ''));
         const events = /^(change|keyup|input|focus|blur)( (change|keyup|input|focus|blur))*$/;
         const prose = literals.filter((l) => /[A-Za-z]{2,} [A-Za-z]{2,}/.test(l) && !events.test(l));
         assert.deepEqual(prose, [], 'words meant for people belong in the catalog');
@@ -226,12 +226,12 @@ describe('editor strings come from the message catalogs', function () {
     const shared = readFileSync(SHARED_EDITOR_JS, 'utf8');
     const declared = /var REASONS = \[([^\]]*)\]/.exec(shared);
     assert.ok(declared, 'dedup-editor.js declares its REASONS');
-    const reasons = [...declared[1].matchAll(/"(\w+)"/g)].map((m) => m[1]);
+    const reasons = [...(declared[1] ?? '').matchAll(/"(\w+)"/g)].map((m) => m[1] ?? '');
     // Every literal reason given is declared (redisState's are returned as names, also declared).
-    for (const [, given] of shared.matchAll(/"(\w+)"/g)) {
+    for (const [, given = ''] of shared.matchAll(/"(\w+)"/g)) {
       if (/^(positive|wholePositive|ttlShorterThanWindow|redis[A-Z]\w*|property)$/.test(given)) assert.ok(reasons.includes(given), `${given} is in REASONS`);
     }
-    for (const [, given] of shared.matchAll(/reason\(this, (?:\w+ \? )?"(\w+)"/g)) assert.ok(reasons.includes(given), `${given} is in REASONS`);
+    for (const [, given = ''] of shared.matchAll(/reason\(this, (?:\w+ \? )?"(\w+)"/g)) assert.ok(reasons.includes(given), `${given} is in REASONS`);
     assert.ok(reasons.length >= 5, `found the reasons: ${reasons.join(', ')}`);
     for (const set of nodeSets()) {
       const html = readFileSync(set.html, 'utf8');
@@ -249,14 +249,14 @@ describe('editor strings come from the message catalogs', function () {
     const set = nodeSets().find((s) => s.set === 'dedup-redis');
     assert.ok(set);
     const html = readFileSync(set.html, 'utf8');
-    const rules = [...html.matchAll(/rule\("(\w+)"/g)].map((m) => m[1]);
+    const rules = [...html.matchAll(/rule\("(\w+)"/g)].map((m) => m[1] ?? '');
     assert.ok(rules.length >= 5);
     for (const rule of rules) usesKey(set, catalog(set), `dedup-redis.validation.${rule}`);
   });
 
   it('has no dialog, helper or stylesheet text in resources/dedup-editor.js outside the catalogs', function () {
     const shared = readFileSync(SHARED_EDITOR_JS, 'utf8').replace(/\/\*[\s\S]*?\*\//g, '').replace(/\/\/.*$/gm, '');
-    const literals = [...shared.matchAll(/"([^"\\]*)"/g)].map((m) => m[1]);
+    const literals = [...shared.matchAll(/"([^"\\]*)"/g)].map((m) => m[1] ?? '');
     const prose = literals.filter((l) => /^[A-Z][a-z]+ [a-z]+/.test(l));
     assert.deepEqual(prose, []);
   });
@@ -269,9 +269,9 @@ describe('node help follows the help style guide', function () {
         const help = readFileSync(set.help, 'utf8');
         const section = new RegExp(`<script type="text/html" data-help-name="${t.type}">([\\s\\S]*?)</script>`).exec(help);
         assert.ok(section, `help for ${t.type}`);
-        const body = section[1].trim();
+        const body = (section[1] ?? '').trim();
         assert.match(body, /^<p>[^<]{20,}/, 'starts with a paragraph of plain text (the palette tooltip)');
-        const headings = [...body.matchAll(/<h3>([^<]+)<\/h3>/g)].map((m) => m[1].trim());
+        const headings = [...body.matchAll(/<h3>([^<]+)<\/h3>/g)].map((m) => (m[1] ?? '').trim());
         const expected = t.category === 'config' ? ['Details'] : ['Inputs', 'Outputs', 'Details', 'References'];
         const present = headings.filter((h) => expected.includes(h));
         assert.deepEqual(present, expected, `headings in order: ${headings.join(', ')}`);
@@ -282,7 +282,7 @@ describe('node help follows the help style guide', function () {
           const ports = /<ol class="node-ports">([\s\S]*?)<\/ol>/.exec(body);
           if (outputs > 1) {
             assert.ok(ports, 'outputs as <ol class="node-ports">');
-            const items = ports[1].match(/<li>/g) ?? [];
+            const items = (ports[1] ?? '').match(/<li>/g) ?? [];
             assert.equal(items.length, outputs, `one <li> per output (${outputs})`);
           } else {
             assert.equal(ports, null, 'a single output needs no list of ports');

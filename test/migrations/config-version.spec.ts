@@ -15,6 +15,7 @@ import {
   upgrade,
   upgradeConfig,
   type DedupNodeType,
+  type MigrationStep,
   type MigrationTable,
 } from '../../src/node-red/migrations';
 import { editorSettings, settingsPrefix } from '../../src/node-red/editor-settings';
@@ -45,9 +46,10 @@ const TYPES = Object.keys(MIGRATIONS) as DedupNodeType[];
  *   rather than v2's new default;
  * - v2 -> v3 renamed `ttl` to `ttlSeconds`.
  */
+const RENAMED_TTL: MigrationStep = { from: 2, change: 'renamed ttl to ttlSeconds', up: ({ ttl, ...rest }) => ({ ...rest, ttlSeconds: ttl }) };
 const HISTORY: MigrationTable = {
   'example-node': [
-    { from: 2, change: 'renamed ttl to ttlSeconds', up: ({ ttl, ...rest }) => ({ ...rest, ttlSeconds: ttl }) },
+    RENAMED_TTL,
     { from: 1, change: 'added burstLimit (v1 had none)', up: (config) => ({ ...config, burstLimit: config.burstLimit ?? 0 }) },
   ],
 };
@@ -90,7 +92,7 @@ describe('config migrations', function () {
     });
 
     it('fails loudly when a step is missing, or the type is unknown', function () {
-      const gap: MigrationTable = { 'example-node': [HISTORY['example-node'][0]] };
+      const gap: MigrationTable = { 'example-node': [RENAMED_TTL] };
       assert.throws(() => upgrade('example-node', { version: 1 }, gap, 3), /no migration from config version 1 to 2/);
       assert.throws(() => upgrade('no-such-node', {}, HISTORY, 3), /no migrations are registered for node type "no-such-node"/);
     });
@@ -262,14 +264,14 @@ describe('config migrations', function () {
       // The warning is given while the node starts, before a test can listen to it: read the runtime's log.
       const warned = logged().filter((e) => e.level === WARN && e.id === 'dedup').map((e) => String(e.msg));
       assert.equal(warned.length, 1, JSON.stringify(warned));
-      assert.match(warned[0], new RegExp(`config version ${CONFIG_VERSION + 1}; this release reads up to ${CONFIG_VERSION}`));
+      assert.match(warned[0] ?? '', new RegExp(`config version ${CONFIG_VERSION + 1}; this release reads up to ${CONFIG_VERSION}`));
     });
 
     it('refuses a malformed version with a configuration error, and answers messages with it', async function () {
       await helper.load([...packNodes(['dedup-redis', 'sliding-window-dedup']), ...coreNodes()], flow('two'));
       const errors = logged().filter((e) => e.level === ERROR && e.id === 'dedup').map((e) => String(e.msg));
       assert.equal(errors.length, 1, JSON.stringify(errors));
-      assert.match(errors[0], /Invalid configuration: version must be a whole number from 1, not "two"/);
+      assert.match(errors[0] ?? '', /Invalid configuration: version must be a whole number from 1, not "two"/);
     });
   });
 });

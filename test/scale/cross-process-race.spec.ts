@@ -14,6 +14,7 @@
  * fed the same messages. It admits duplicates across the two runtimes, which
  * shows that this test can fail, and why the decision is one Lua script.
  */
+import type { Counts } from '../../src/core/burst';
 import assert from 'node:assert/strict';
 import { flushRedis, sharedRedis, useRedis } from '../support/global-hooks';
 import type { FlowNode } from '../support/node-red-helper';
@@ -252,7 +253,7 @@ function checkAcross(
 
   // Audits add up, burst by burst and in total.
   for (const rec of [...sink(ra, 'sensor-audit'), ...sink(rb, 'sensor-audit')]) {
-    const d = rec.dedup as Record<string, number>;
+    const d = rec.dedup as unknown as Counts;
     assert.equal(d.received, d.unique + d.duplicates_suppressed + d.rejected, `audit ${rec.id} does not add up`);
   }
   for (const r of [ra, rb]) {

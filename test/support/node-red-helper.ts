@@ -103,7 +103,7 @@ export function warningsOf(id: string): string[] {
   const WARN = 30; // Node-RED's log level number for warnings
   return helper
     .log()
-    .args.map(([record]) => record)
+    .args.flatMap(([record]) => record ?? [])
     .filter((record) => record.level === WARN && record.id === id)
     .map((record) => String(record.msg));
 }

@@ -178,7 +178,7 @@ export class Editor {
     const handle = await this.page.waitForFunction(
       ([t, known]) => {
         const added = RED.nodes.filterNodes({ type: t }).filter((n) => !known.includes(n.id));
-        return added.length === 1 ? added[0].id : undefined;
+        return added.length === 1 ? added[0]?.id : undefined;
       },
       [type, before] as const,
     );

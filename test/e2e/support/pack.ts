@@ -71,7 +71,7 @@ export function editorTypes(set: NodeSet): EditorType[] {
   for (let match = call.exec(html); match !== null; match = call.exec(html)) {
     const rest = html.slice(match.index + match[0].length);
     const category = /\bcategory\s*:\s*(["'])([^"']+)\1/.exec(rest);
-    found.push({ type: match[2], category: category ? category[2] : '', set });
+    found.push({ type: match[2] ?? '', category: category?.[2] ?? '', set });
   }
   return found;
 }
@@ -124,9 +124,9 @@ export function helpFirstParagraph(type: string): string {
   const html = readFileSync(setOfType(type).help, 'utf8');
   const section = new RegExp(`data-help-name=["']${type}["'][^>]*>([\\s\\S]*?)</script>`).exec(html);
   if (section === null) throw new Error(`no help for ${type}`);
-  const paragraph = /<p>([\s\S]*?)<\/p>/.exec(section[1]);
+  const paragraph = /<p>([\s\S]*?)<\/p>/.exec(section[1] ?? '');
   if (paragraph === null) throw new Error(`the help of ${type} has no first paragraph`);
-  return paragraph[1].replace(/<[^>]+>/g, '').replace(/\s+/g, ' ').trim();
+  return (paragraph[1] ?? '').replace(/<[^>]+>/g, '').replace(/\s+/g, ' ').trim();
 }
 
 export interface Example {
