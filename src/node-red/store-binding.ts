@@ -17,6 +17,8 @@ export interface StoreInfo {
   /** Memory: epoch ms of the last save, when saving is on. */
   lastSave?: number;
   saving?: boolean;
+  /** Memory: bytes of saved state on disk, when saving is on. */
+  savedBytes?: number;
   /** Redis: the connection's state, and what is wrong with it. */
   connection?: string;
   cause?: string;
@@ -95,6 +97,7 @@ export function bindMemoryStore<S extends MemoryStoreShape<E>, E>(
       maxEntries: store.maxEntries,
       saving: held.journal !== undefined,
       ...(held.journal?.stats.lastSave !== undefined ? { lastSave: held.journal.stats.lastSave } : {}),
+      ...(held.journal !== undefined ? { savedBytes: held.journal.savedBytes } : {}),
     }),
   };
 }
