@@ -1,4 +1,4 @@
-import { claimIndex, type Prepared, type Settled, type Suppressed } from '../core/burst';
+import { claimIndex, type Prepared, type Settled } from '../core/burst';
 import type { Ping } from '../core/sliding-window';
 import { WINDOW_REASONS } from '../core/window-reasons';
 import { NodeCounters, SENSOR_DUPLICATE, SENSOR_IN_FLIGHT, SENSOR_NEW, SENSOR_REPLAYED, STORE_UNAVAILABLE } from '../metrics/node-counters';
@@ -253,15 +253,24 @@ function sensorInsight(record: NodeRecord): NodeInsight {
       }
       const admitted = settled.admitted.length;
       const suppressed = settled.suppressed.length;
-      if (countMetrics) countReadings(counters, settled);
       totals.admitted += admitted;
       totals.suppressed += suppressed;
       if (admitted > 0) rates.add(now, ADMITTED, admitted);
       if (suppressed > 0) rates.add(now, SUPPRESSED, suppressed);
-      // Admitted without the store (it failed): no admission was remembered, so none is sampled.
-      if (settled.storeError !== undefined) return;
+      if (settled.storeError !== undefined) {
+        // Admitted without the store (it failed): no admission was remembered, so none is sampled.
+        if (countMetrics) countUnsettled(counters, settled);
+        return;
+      }
+      if (countMetrics) {
+        const decisions = counters.decisions;
+        decisions[SENSOR_REPLAYED] += settled.replayed;
+        decisions[SENSOR_NEW] += admitted - settled.replayed;
+        counters.leaseExpired += settled.leaseExpired;
+      }
       for (const keyed of settled.admitted) arrivals.admitted(keyed.key, now);
-      for (const { keyed } of settled.suppressed) {
+      for (const { keyed, reason } of settled.suppressed) {
+        if (countMetrics) counters.decisions[reason === 'in-flight' ? SENSOR_IN_FLIGHT : SENSOR_DUPLICATE]++;
         // A repeat inside the message points at its first occurrence's claim (core/burst).
         const claim = prepared.claims[claimIndex(keyed)];
         if (claim !== undefined) devices.replayed(claim.group, now);
@@ -275,19 +284,10 @@ function sensorInsight(record: NodeRecord): NodeInsight {
   return insight;
 }
 
-/** A sensor message's readings into the Prometheus counters, by msg.dedup.reason's words. */
-function countReadings(counters: NodeCounters, settled: Settled): void {
-  const decisions = counters.decisions;
-  const admitted = settled.admitted.length;
-  if (settled.storeError !== undefined) {
-    decisions[STORE_UNAVAILABLE] += admitted;
-  } else {
-    decisions[SENSOR_REPLAYED] += settled.replayed;
-    decisions[SENSOR_NEW] += admitted - settled.replayed;
-  }
-  const suppressed = settled.suppressed;
-  for (let i = 0; i < suppressed.length; i++) decisions[(suppressed[i] as Suppressed).reason === 'in-flight' ? SENSOR_IN_FLIGHT : SENSOR_DUPLICATE]++;
-  counters.leaseExpired += settled.leaseExpired;
+/** A sensor message admitted without its store: its readings into the Prometheus counters. */
+function countUnsettled(counters: NodeCounters, settled: Settled): void {
+  counters.decisions[STORE_UNAVAILABLE] += settled.admitted.length;
+  for (const { reason } of settled.suppressed) counters.decisions[reason === 'in-flight' ? SENSOR_IN_FLIGHT : SENSOR_DUPLICATE]++;
 }
 
 function rejected(record: NodeRecord, count: number): void {
