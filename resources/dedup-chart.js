@@ -126,7 +126,7 @@
         var H = options.height || 360;
         var seconds = model.seconds.slice().sort(function (a, b) { return a - b; });
         var metres = model.metres.slice().sort(function (a, b) { return a - b; });
-        var legendWidth = 70;
+        var legendWidth = t.legend ? 76 : 70;
         var left = 44;
         var right = W - legendWidth - 8;
         var top = t.title ? 26 : 10;
@@ -166,10 +166,11 @@
                     "\" cx=\"" + r1(x(c.minMetres) + (dx[s + "/" + c.minMetres] || 0)) + "\" cy=\"" + r1(y(c.admittedFraction)) + "\" r=\"4\" fill=\"" + colour +
                     "\" stroke=\"#fff\" stroke-width=\"1\" tabindex=\"0\" role=\"button\" style=\"cursor:pointer\"><title>" + esc(tip) + "</title></circle>");
             });
-            var ly = top + 6 + i * 16;
+            var ly = top + 6 + (t.legend ? 16 : 0) + i * 16;
             out.push(line(right + 12, ly, right + 26, ly, "stroke=\"" + colour + "\" stroke-width=\"2\""));
             out.push(label(right + 30, ly + 4, heartbeat(s)));
         });
+        if (t.legend) { out.push(label(right + 12, top + 10, t.legend, "class=\"dedup-chart-legend-title\" font-weight=\"bold\"")); }
         var current = model.current && byKey[model.current.minSeconds + "/" + model.current.minMetres];
         if (current) {
             out.push("<circle class=\"dedup-chart-current\" cx=\"" + r1(x(current.minMetres)) + "\" cy=\"" + r1(y(current.admittedFraction)) +
