@@ -61,6 +61,9 @@
         return function (v) { return d1 === d0 ? (p0 + p1) / 2 : p0 + (v - d0) / (d1 - d0) * (p1 - p0); };
     }
 
+    /** Under a label drawn over lines: the page's background (white outside the editor, e.g. the command's --svg file). */
+    var HALO = "style=\"paint-order:stroke;stroke:var(--red-ui-secondary-background,#fff);stroke-width:3px;stroke-linejoin:round\"";
+
     function open(width, height, label, className) {
         return "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"" + esc(className) + "\" viewBox=\"0 0 " + width + " " + height +
             "\" width=\"" + width + "\" height=\"" + height + "\" role=\"img\" aria-label=\"" + esc(label) + "\" " + FONT +
@@ -176,7 +179,8 @@
             out.push("<circle class=\"dedup-chart-current\" cx=\"" + r1(x(current.minMetres)) + "\" cy=\"" + r1(y(current.admittedFraction)) +
                 "\" r=\"9\" fill=\"none\" stroke=\"currentColor\" stroke-width=\"1.5\"><title>" + esc(t.current || "") + "</title></circle>");
             if (t.current) {
-                out.push(label(x(current.minMetres), y(current.admittedFraction) - 12, t.current, "text-anchor=\"middle\" font-weight=\"bold\""));
+                // A halo of the background under the word, so that the lines it sits on do not cross it out.
+                out.push(label(x(current.minMetres), y(current.admittedFraction) - 12, t.current, "text-anchor=\"middle\" font-weight=\"bold\" " + HALO));
             }
         }
         out.push(points.join(""));

@@ -421,16 +421,14 @@ describe('the dedup sidebar in the Node-RED editor (Chromium)', function () {
           (id) => {
             const red = RED as unknown as { nodes: { filterNodes(f: { z: string }): { id: string; type: string }[] } };
             const doc = (globalThis as unknown as { document: { getElementById(i: string): { querySelector(s: string): { textContent: string | null } | null } | null } }).document;
-            return red.nodes
-              .filterNodes({ z: id })
-              .filter((n) => /dedup/.test(n.type))
-              .every((n) => (doc.getElementById(n.id)?.querySelector('.red-ui-flow-node-status-label')?.textContent ?? '') !== '');
+            const dedup = red.nodes.filterNodes({ z: id }).filter((n) => /dedup/.test(n.type));
+            // The editor has the deployed examples (not the flows before them), drawn, with their statuses.
+            return dedup.length > 0 && dedup.every((n) => (doc.getElementById(n.id)?.querySelector('.red-ui-flow-node-status-label')?.textContent ?? '') !== '');
           },
           tab,
           { timeout: 20_000 },
         );
-        overlaps.push(
-          ...(await editor.page.evaluate((id) => {
+        const checked = await editor.page.evaluate((id) => {
             interface Box { x: number; y: number; width: number; height: number }
             interface El { getBoundingClientRect(): Box; querySelector(s: string): El | null; textContent: string | null; getAttribute(a: string): string | null; style: { display: string } }
             const doc = (globalThis as unknown as { document: { getElementById(i: string): El | null } }).document;
@@ -457,9 +455,10 @@ describe('the dedup sidebar in the Node-RED editor (Chromium)', function () {
                 if (w > 0 && h > 0) found.push(`${id}: ${a.what} overlaps ${b.what}`);
               }
             }
-            return found;
-          }, tab)),
-        );
+            return { found, drawn: boxes.filter((b) => b.box.width > 0 && b.box.height > 0).length };
+          }, tab);
+        assert.ok(checked.drawn >= 8, `${file}: only ${checked.drawn} nodes and statuses drawn`);
+        overlaps.push(...checked.found);
       }
       assert.deepEqual(overlaps, [], 'overlapping nodes or status texts in the examples');
     } finally {
