@@ -53,6 +53,8 @@ function labelsOf(id: string, name: string, flows: Map<string, string>): NodeLab
 interface ScrapeNode {
   labels: NodeLabels;
   subject: InsightSubject;
+  /** The store's info, asked once per scrape (a sensor store's pending keys are counted by a walk). */
+  info: ReturnType<InsightSubject['info']>;
   counters: ReturnType<typeof nodeCounters>[number]['counters'];
   running: boolean;
 }
@@ -64,7 +66,7 @@ function scrapeNodes(): ScrapeNode[] {
   const now = Date.now();
   if (scrape !== undefined && now - scrape.at < 50) return scrape.nodes;
   const flows = new Map<string, string>();
-  const nodes = nodeCounters().map(({ subject, counters, running }) => ({ labels: labelsOf(subject.id, subject.name, flows), subject, counters, running }));
+  const nodes = nodeCounters().map(({ subject, counters, running }) => ({ labels: labelsOf(subject.id, subject.name, flows), subject, info: subject.info(), counters, running }));
   scrape = { at: now, nodes };
   return nodes;
 }
@@ -78,9 +80,9 @@ const messages = new Counter({
   registers: [],
   collect() {
     this.reset();
-    for (const { labels, subject, counters } of scrapeNodes()) {
+    for (const { labels, subject, info, counters } of scrapeNodes()) {
       const slots = counters.window ? WINDOW_SLOTS : SENSOR_SLOTS;
-      const store = subject.info().kind;
+      const store = info.kind;
       for (let slot = 0; slot < slots.length; slot++) {
         const { reason, admit } = slots[slot] as { reason: string; admit: boolean };
         this.inc({ ...labels, type: subject.type, store, decision: admit ? 'admitted' : 'suppressed', reason }, counters.decisions[slot] as number);
@@ -107,9 +109,9 @@ const readings = new Counter({
   registers: [],
   collect() {
     this.reset();
-    for (const { labels, subject, counters } of scrapeNodes()) {
+    for (const { labels, info, counters } of scrapeNodes()) {
       if (counters.window) continue;
-      const store = subject.info().kind;
+      const store = info.kind;
       const d = counters.decisions;
       const unique = (d[0] as number) + (d[1] as number) + (d[2] as number);
       this.inc({ ...labels, store, outcome: 'unique' }, unique);
@@ -176,9 +178,8 @@ function storeGauge(name: string, help: string, read: (info: ReturnType<InsightS
     collect() {
       this.reset();
       const now = Date.now();
-      for (const { labels, subject, running } of scrapeNodes()) {
+      for (const { labels, subject, info, running } of scrapeNodes()) {
         if (!running) continue;
-        const info = subject.info();
         const value = read(info, now);
         if (value !== undefined) this.set({ ...labels, type: subject.type, store: info.kind }, value);
       }
@@ -188,6 +189,7 @@ function storeGauge(name: string, help: string, read: (info: ReturnType<InsightS
 
 const entries = storeGauge('dedup_store_entries', 'Assets (sliding window) or keys (sensor) a memory store holds now.', (info) => info.entries);
 const maxEntries = storeGauge('dedup_store_max_entries', 'The most entries a memory store keeps (Max assets, Max keys).', (info) => info.maxEntries);
+const pendingKeys = storeGauge('dedup_pending_keys', 'Keys a sensor node\'s memory store holds pending a confirm (Confirm delivery on), their lease still running.', (info) => info.pendingKeys);
 const savedBytes = storeGauge('dedup_saved_state_bytes', 'Bytes of a memory store\'s saved state in the user directory (snapshot and journal), when saving is on.', (info) => info.savedBytes);
 const lastSaveAge = storeGauge('dedup_last_save_age_seconds', 'Seconds since a memory store\'s state was last saved, when saving is on and a save has succeeded.', (info, now) =>
   info.lastSave === undefined ? undefined : Math.max(0, (now - info.lastSave) / 1000),
@@ -195,7 +197,7 @@ const lastSaveAge = storeGauge('dedup_last_save_age_seconds', 'Seconds since a m
 const redisUp = storeGauge('dedup_redis_connected', '1 while a Redis-backed node\'s connection is ready, else 0.', (info) => (info.kind === 'redis' ? (info.connection === 'ready' ? 1 : 0) : undefined));
 
 /** Every metric of the pack, in the order of the exposition. */
-export const METRICS: readonly Metric[] = [messages, rejected, readings, confirmKeys, confirmFailures, storeFailures, entries, maxEntries, savedBytes, lastSaveAge, redisUp, redisCallSeconds, redisCallItems];
+export const METRICS: readonly Metric[] = [messages, rejected, readings, confirmKeys, confirmFailures, storeFailures, entries, maxEntries, pendingKeys, savedBytes, lastSaveAge, redisUp, redisCallSeconds, redisCallItems];
 
 /** The registry served at dedup/metrics. */
 export const privateRegistry = new Registry();

@@ -225,6 +225,8 @@ describe('metrics: a real Prometheus scrapes dedup/metrics from a real Node-RED 
     // 30 single readings and the burst's two: 32 keys.
     await converged('dedup_store_entries{node="bins"}', (s) => s[0]?.value === 32);
     await converged('dedup_saved_state_bytes{node="bins"}', (s) => (s[0]?.value ?? 0) > 0);
+    // Every admitted reading was confirmed: none is left pending.
+    await converged('dedup_pending_keys{node="bins"}', (s) => s[0]?.value === 0);
     await converged('dedup_last_save_age_seconds{node="bins"}', (s) => s[0] !== undefined && s[0].value >= 0 && s[0].value < 60);
   });
 

@@ -11,6 +11,7 @@ import { CLAIM, LEASE_EXPIRED } from '../../src/core/seen-codes';
 import { failureCause, SENSOR_DUPLICATE, SENSOR_IN_FLIGHT, SENSOR_NEW, SENSOR_REPLAYED } from '../../src/metrics/node-counters';
 import { nodeCounters, trackNode } from '../../src/node-red/insight';
 import { TimeoutError } from '../../src/redis/tick-batcher';
+import { MemorySeenStore } from '../../src/stores/memory-seen-store';
 import { collect, coreNodes, helper, node, packNodes, until, type FlowNode } from '../support/node-red-helper';
 
 const ROOT = join(__dirname, '..', '..');
@@ -134,5 +135,36 @@ describe('metrics in one runtime', function () {
     assert.equal(counters.leaseExpired, 1);
     assert.equal(counters.rejected, 2);
     sensor.close(true);
+  });
+
+  it('counts the keys pending a confirm whose lease still runs', function () {
+    let now = 1_000_000;
+    const store = new MemorySeenStore({ ttlSeconds: 600, maxKeys: 100, confirm: true, leaseSeconds: 60, keyMode: 'reading' }, () => now);
+    const codes: number[][] = [];
+    const replies = { value: (c: number[]) => codes.push(c), error: (e: unknown) => assert.fail(String(e)) };
+    store.claim({ claims: ['a', 'b', 'c'].map((key) => ({ key, group: 'd' })), token: 7 }, replies, undefined);
+    assert.equal(store.pendingKeys(), 3);
+    store.settle({ claims: [{ key: 'a', group: 'd' }], token: 7, action: 'confirm' }, replies, undefined);
+    store.settle({ claims: [{ key: 'b', group: 'd' }], token: 7, action: 'release' }, replies, undefined);
+    assert.equal(store.pendingKeys(), 1, 'c alone: a is seen, b released');
+    now += 61_000;
+    assert.equal(store.pendingKeys(), 0, 'c\'s lease ran out');
+    const seenOnly = new MemorySeenStore({ ttlSeconds: 600, maxKeys: 100, confirm: false, leaseSeconds: 60, keyMode: 'reading' }, () => now);
+    seenOnly.claim({ claims: [{ key: 'x', group: 'd' }], token: 1 }, replies, undefined);
+    assert.equal(seenOnly.pendingKeys(), 0);
+  });
+
+  it('serves dedup_pending_keys for a sensor node in confirm mode', async function () {
+    const id = `met-confirm-${++run}`;
+    await helper.load([plugin, ...packNodes(['dedup-redis', 'sensor-reconnect-dedup']), ...coreNodes()], [
+      { id: 'tab', type: 'tab', label: 'metrics tab' },
+      { id, type: 'sensor-reconnect-dedup', z: 'tab', name: 'bins', confirm: 'on', leaseSeconds: '60', outputMode: 'each', wires: [['met-out'], ['met-out']] },
+      { id: 'met-out', type: 'helper', z: 'tab' },
+    ]);
+    const out = collect('met-out');
+    for (let seq = 1; seq <= 3; seq++) node(id).receive({ payload: { device_id: 'bin-1', seq, ts: '2026-07-16T09:00:00Z', fill_pct: seq } });
+    await until(() => out.length === 3, 'three readings');
+    const reply = await admin().get('/dedup/metrics');
+    assert.equal(valueOf(reply.text, 'dedup_pending_keys', { node_id: id }), 3);
   });
 });
