@@ -61,6 +61,9 @@
         return function (v) { return d1 === d0 ? (p0 + p1) / 2 : p0 + (v - d0) / (d1 - d0) * (p1 - p0); };
     }
 
+    /** Under a label drawn over lines: the page's background (white outside the editor, e.g. the command's --svg file). */
+    var HALO = "style=\"paint-order:stroke;stroke:var(--red-ui-secondary-background,#fff);stroke-width:3px;stroke-linejoin:round\"";
+
     function open(width, height, label, className) {
         return "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"" + esc(className) + "\" viewBox=\"0 0 " + width + " " + height +
             "\" width=\"" + width + "\" height=\"" + height + "\" role=\"img\" aria-label=\"" + esc(label) + "\" " + FONT +
@@ -126,7 +129,7 @@
         var H = options.height || 360;
         var seconds = model.seconds.slice().sort(function (a, b) { return a - b; });
         var metres = model.metres.slice().sort(function (a, b) { return a - b; });
-        var legendWidth = 70;
+        var legendWidth = t.legend ? 76 : 70;
         var left = 44;
         var right = W - legendWidth - 8;
         var top = t.title ? 26 : 10;
@@ -166,16 +169,18 @@
                     "\" cx=\"" + r1(x(c.minMetres) + (dx[s + "/" + c.minMetres] || 0)) + "\" cy=\"" + r1(y(c.admittedFraction)) + "\" r=\"4\" fill=\"" + colour +
                     "\" stroke=\"#fff\" stroke-width=\"1\" tabindex=\"0\" role=\"button\" style=\"cursor:pointer\"><title>" + esc(tip) + "</title></circle>");
             });
-            var ly = top + 6 + i * 16;
+            var ly = top + 6 + (t.legend ? 16 : 0) + i * 16;
             out.push(line(right + 12, ly, right + 26, ly, "stroke=\"" + colour + "\" stroke-width=\"2\""));
             out.push(label(right + 30, ly + 4, heartbeat(s)));
         });
+        if (t.legend) { out.push(label(right + 12, top + 10, t.legend, "class=\"dedup-chart-legend-title\" font-weight=\"bold\"")); }
         var current = model.current && byKey[model.current.minSeconds + "/" + model.current.minMetres];
         if (current) {
             out.push("<circle class=\"dedup-chart-current\" cx=\"" + r1(x(current.minMetres)) + "\" cy=\"" + r1(y(current.admittedFraction)) +
                 "\" r=\"9\" fill=\"none\" stroke=\"currentColor\" stroke-width=\"1.5\"><title>" + esc(t.current || "") + "</title></circle>");
             if (t.current) {
-                out.push(label(x(current.minMetres), y(current.admittedFraction) - 12, t.current, "text-anchor=\"middle\" font-weight=\"bold\""));
+                // A halo of the background under the word, so that the lines it sits on do not cross it out.
+                out.push(label(x(current.minMetres), y(current.admittedFraction) - 12, t.current, "text-anchor=\"middle\" font-weight=\"bold\" " + HALO));
             }
         }
         out.push(points.join(""));

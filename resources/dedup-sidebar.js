@@ -99,6 +99,27 @@
         return summary.name || summary.type;
     }
 
+    /**
+     * Where a node is: its flow's name and the start of its id, so that two
+     * unnamed nodes of one type are told apart at a glance.
+     */
+    function whereText(summary) {
+        var node = RED.nodes.node(summary.id);
+        var flow = "";
+        if (node && node.z) {
+            var tab = RED.nodes.workspace(node.z) || (RED.nodes.subflow && RED.nodes.subflow(node.z));
+            flow = tab ? (tab.label || tab.name || "") : "";
+        }
+        var id = "#" + String(summary.id).slice(0, 6);
+        return flow ? flow + " · " + id : id;
+    }
+
+    /** A Redis store that is not connected: shown in red, with its cause. */
+    function storeDown(summary) {
+        var store = summary.store || {};
+        return store.kind === "redis" && store.connection !== "ready";
+    }
+
     function storeText(summary, now) {
         var store = summary.store || {};
         if (store.kind === "redis") {
@@ -130,6 +151,7 @@
             .attr("title", t("list.expand")).appendTo(head);
         $('<a href="#" class="dedup-sb-label"></a>').attr("title", t("list.reveal")).appendTo(head);
         $('<span class="dedup-sb-type"></span>').appendTo(head);
+        $('<div class="dedup-sb-where"></div>').appendTo(el);
         $('<div class="dedup-sb-store"></div>').appendTo(el);
         var rates = $('<div class="dedup-sb-rates"></div>').appendTo(el);
         $('<div class="dedup-sb-peak"></div>').appendTo(rates);
@@ -159,7 +181,8 @@
         el.find(".dedup-sb-label").text(nodeLabel(summary)).toggleClass("dedup-sb-missing", !inEditor)
             .attr("title", inEditor ? t("list.reveal") : t("list.notInEditor"));
         el.find(".dedup-sb-type").text(t("type." + summary.type));
-        el.find(".dedup-sb-store").text(storeText(summary, now));
+        el.find(".dedup-sb-where").text(whereText(summary)).attr("title", summary.id);
+        el.find(".dedup-sb-store").text(storeText(summary, now)).toggleClass("dedup-sb-store-down", storeDown(summary));
         var rates = summary.rates;
         var complete = {
             bucketMs: rates.bucketMs,
@@ -371,8 +394,25 @@
         if (!busy) { renderSampleNote(entry); }
     }
 
+    /** An error: said, and the last result cleared so that it is not read as this request's. */
     function showError(entry, text) {
+        clearWhatIf(entry);
         entry.el.find(".dedup-sb-status").text(text).addClass("dedup-sb-error");
+    }
+
+    function clearWhatIf(entry) {
+        var el = entry.el;
+        el.find(".dedup-sb-source").text("");
+        el.find(".dedup-sb-whatif .dedup-sb-chart").empty();
+        el.find(".dedup-sb-pick").addClass("hide");
+        el.find(".dedup-sb-bad").empty();
+        el.find(".dedup-sb-jitter").addClass("hide").find(".dedup-sb-jitter-chart").empty();
+    }
+
+    /** The width a chart is drawn at: its box's, so that its text shows at its own size (11 px), not scaled down. */
+    function chartWidth(box, fallback) {
+        var width = Math.round(box.width() || 0);
+        return width >= 200 ? Math.min(width, 720) : fallback;
     }
 
     function runWhatIf(entry, xhr) {
@@ -412,16 +452,18 @@
             : t("whatIf.fromSample", { received: thousands(result.received), assets: thousands(result.assets) });
         el.find(".dedup-sb-source").text(source);
         var current = response.current && { minSeconds: Number(response.current.minSeconds), minMetres: Number(response.current.minMetres) };
-        el.find(".dedup-sb-chart").html(chart.whatIf({
+        var chartBox = el.find(".dedup-sb-whatif .dedup-sb-chart");
+        chartBox.html(chart.whatIf({
             seconds: result.spec.seconds,
             metres: result.spec.metres,
             cells: result.cells,
             current: current,
             suggestedMetres: result.jitter.suggestedMetres
         }, {
-            width: 340, height: 230,
+            width: chartWidth(chartBox, 340), height: 230,
             texts: {
                 title: t("whatIf.chartTitle"),
+                legend: t("whatIf.legend"),
                 xAxis: t("whatIf.xAxis"),
                 yAxis: t("whatIf.yAxis"),
                 heartbeat: function (s) { return t("whatIf.heartbeat", { seconds: s }); },
@@ -451,8 +493,9 @@
             box.find(".dedup-sb-suggestion").addClass("hide");
             return;
         }
-        box.find(".dedup-sb-jitter-chart").html(chart.histogram(jitter, {
-            width: 340, height: 150,
+        var jitterBox = box.find(".dedup-sb-jitter-chart");
+        jitterBox.html(chart.histogram(jitter, {
+            width: chartWidth(jitterBox, 340), height: 150,
             texts: {
                 xAxis: t("jitter.xAxis"),
                 yAxis: t("jitter.yAxis"),
@@ -532,6 +575,8 @@
                 status.text("");
                 renderTtl(entry, response);
             }).fail(function (failed) {
+                entry.el.find(".dedup-sb-ttl .dedup-sb-chart").empty();
+                entry.el.find(".dedup-sb-ttl-note").text("");
                 status.text(errorText(failed)).addClass("dedup-sb-error");
             });
         });
@@ -560,7 +605,7 @@
             return;
         }
         box.html(chart.ttl({ points: response.points, current: response.current }, {
-            width: 340, height: 170,
+            width: chartWidth(box, 340), height: 170,
             texts: {
                 title: t("ttl.chartTitle"),
                 xAxis: t("ttl.xAxis"),
@@ -576,6 +621,33 @@
     }
 
     /* ------------------------------------------------------------ install */
+
+    /**
+     * The editor (3.1 to 4.1) puts a plugin's tab button after its own five
+     * (info, help, debug, config, context), `pinned` or not: it sorts the
+     * buttons by the saved editor.sidebar.order and then by when they came.
+     * At the default sidebar width (315 px) only four buttons fit and the
+     * last ones go into the ▾ menu: ours first. So, unless the user placed
+     * the tab themselves (their order names it), its button goes after the
+     * debug tab's; the buttons that then no longer fit are the editor's
+     * config and context, still in the ▾ menu.
+     */
+    function keepInTabBar(tries) {
+        if (RED.settings.get("editor.sidebar.order", []).indexOf(TAB) !== -1) { return; }
+        var li = $("#red-ui-tab-" + TAB);
+        var button = $("#red-ui-tab-" + TAB + "-link-button");
+        var debugLi = $("#red-ui-tab-debug");
+        var debugButton = $("#red-ui-tab-debug-link-button");
+        if (!li.length || !button.length || !debugLi.length || !debugButton.length) {
+            // The editor may add its own tabs after the plugins': wait for the debug tab a little.
+            if ((tries || 0) < 50) { setTimeout(function () { keepInTabBar((tries || 0) + 1); }, 200); }
+            return;
+        }
+        li.insertAfter(debugLi);
+        button.insertAfter(debugButton).show();
+        // The editor fits the buttons to the width again on a resize (it hides the last ones that do not fit).
+        $(window).trigger("resize");
+    }
 
     function install(plugin) {
         _ = plugin._;
@@ -602,9 +674,11 @@
             iconClass: "fa fa-filter",
             content: content,
             enableOnEdit: true,
+            pinned: true,
             action: "telemetry-dedup:show-dedup-tab",
             onchange: function () { fetchAll(); }
         });
+        keepInTabBar();
         RED.comms.subscribe(TOPIC, function (topic, data) {
             if (data && Array.isArray(data.nodes)) { render(data.nodes, data.time); }
         });

@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'http';
+import { registerMetricsEndpoint, type MetricsAPI } from './metrics/endpoint';
 import { errorMessage } from './node-red/errors';
 import { insightDetails, insightSummaries, keyGaps, publishInsight, runningSubject, windowSample } from './node-red/insight';
 import { DEFAULT_METRES, DEFAULT_SECONDS, MAX_VALUES, parseList, ruleOf, withCurrent } from './tune/grid-spec';
@@ -81,6 +82,8 @@ let busy = false;
 
 export = function registerDedupSidebar(RED: PluginAPI): void {
   RED.plugins.registerPlugin(PLUGIN_ID, { type: 'dedup-sidebar' });
+  // The same RED object, typed for the part the metrics use.
+  registerMetricsEndpoint(RED as unknown as MetricsAPI);
   publishInsight((nodes, time) => RED.comms.publish(COMMS_TOPIC, { time, nodes }, true), PUSH_EVERY_MS);
 
   const read = RED.auth.needsPermission('dedup.read');

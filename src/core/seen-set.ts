@@ -15,7 +15,7 @@
  * only a lease), a younger entry can expire before an older one.
  */
 import { CLAIM, LEASE_EXPIRED, RELEASED, SEEN, SETTLE } from './seen-codes';
-import { grown, RecencyIndex } from './recency-index';
+import { grown, NONE, RecencyIndex } from './recency-index';
 
 export interface SeenSetSettings {
   ttlMs: number;
@@ -55,6 +55,16 @@ export class BoundedSeenSet {
 
   get size(): number {
     return this.index.size;
+  }
+
+  /** Keys held pending (confirm mode) whose lease still runs: a walk of the slots, for a metrics scrape, not per message. */
+  pendingCount(nowMs: number): number {
+    let count = 0;
+    for (let slot = this.index.oldest; slot !== NONE; slot = this.index.next(slot)) {
+      const deadline = this.deadline[slot] as number;
+      if (deadline > SEEN && deadline > nowMs) count++;
+    }
+    return count;
   }
 
   /** New limits for the same keys (a redeploy with changed options); the cap applies at once. */

@@ -1,4 +1,5 @@
 import { SETTLE } from '../core/seen-codes';
+import { confirmClosed, confirmFailed, confirmReported, confirmStarted, confirmStoreFailed } from '../metrics/confirm-counters';
 import type { Replies } from '../stores/types';
 import type { DoneFunction, Node, NodeAPI, NodeMessage, SendFunction } from './api';
 import { claimHolder } from './claim-registry';
@@ -68,6 +69,7 @@ export class ConfirmController {
       error: (error, w) => {
         this.inFlight.end();
         this.board.storeFailed(error);
+        confirmStoreFailed(this.node, error);
         this.fail(w.done, this.t('errors.storeFailed', { error: errorMessage(error) }));
       },
     };
@@ -77,8 +79,10 @@ export class ConfirmController {
     const upgraded = upgradeConfig(CONFIRM_TYPE, def, (version, supported) => this.node.warn(this.t('warnings.newerConfig', { version, supported })));
     this.action = oneOf(upgraded.action, 'action', ['confirm', 'release'], CONFIRM_DEFAULTS.action);
     this.board.changed();
+    confirmStarted(this.node);
     this.node.on('input', (msg, send, done) => this.input(msg, send, done));
-    this.node.on('close', (_removed, done) => {
+    this.node.on('close', (removed, done) => {
+      confirmClosed(this.node.id, removed);
       // A settle waits on Redis at most its give-up time; let it finish.
       this.inFlight
         .drained(drainLimit(Infinity))
@@ -143,6 +147,7 @@ export class ConfirmController {
 
   /** Puts the counts on the message: msg.dedup.confirmed (or released), late, kept and notHeld. */
   private report(msg: NodeMessage, done: number, late: number, kept: number, notHeld: number): void {
+    confirmReported(this.node, this.action, done, late, kept, notHeld);
     const dedup = msg.dedup as Record<string, unknown>;
     dedup[this.action === 'confirm' ? 'confirmed' : 'released'] = done;
     dedup.late = late;
@@ -152,6 +157,7 @@ export class ConfirmController {
 
   private fail(done: DoneFunction, text: string): void {
     this.counts.failed++;
+    confirmFailed(this.node);
     this.board.changed();
     done(new Error(text));
   }

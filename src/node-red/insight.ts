@@ -1,5 +1,7 @@
 import { claimIndex, type Prepared, type Settled } from '../core/burst';
 import type { Ping } from '../core/sliding-window';
+import { WINDOW_REASONS } from '../core/window-reasons';
+import { NodeCounters, SENSOR_DUPLICATE, SENSOR_IN_FLIGHT, SENSOR_NEW, SENSOR_REPLAYED, STORE_UNAVAILABLE } from '../metrics/node-counters';
 import type { WindowOutcome } from '../stores/types';
 import { AssetBoard, type AssetRow } from '../insight/asset-board';
 import { DeviceBoard, type DeviceRow } from '../insight/device-board';
@@ -31,6 +33,8 @@ export interface NodeInsight {
   sensorDecided(prepared: Prepared, settled: Settled | undefined): void;
   /** A message (or reading) that could not be read. */
   rejected(count: number): void;
+  /** The store failed a request (whether the message was then admitted or went to Catch). */
+  storeFailed(error: unknown): void;
   /** The node closed: it leaves the sidebar unless it comes back (a redeploy). */
   close(removed: boolean): void;
 }
@@ -104,11 +108,15 @@ class NodeRecord {
   devices: DeviceBoard | undefined;
   arrivals: KeyArrivals | undefined;
   arrivalsTtlMs = 0;
+  /** What Prometheus reads (metrics/exporter); counted only while countMetrics is on. */
+  readonly counters: NodeCounters;
   /** The NodeInsight of the running node; undefined once it closed. */
   current: NodeInsight | undefined;
   closedAt = 0;
 
-  constructor(public subject: InsightSubject) {}
+  constructor(public subject: InsightSubject) {
+    this.counters = new NodeCounters(isWindow(subject));
+  }
 
   /** Fits the sample and boards to the (possibly redeployed) node's settings. */
   adopt(subject: InsightSubject): void {
@@ -132,6 +140,17 @@ class NodeRecord {
 }
 
 const records = new Map<string, NodeRecord>();
+
+/**
+ * Whether decisions are counted for Prometheus: on unless the runtime
+ * setting dedupMetrics is false (the dedup-sidebar plugin decides); the
+ * metrics bench turns it off to measure what counting costs.
+ */
+let countMetrics = true;
+
+export function setMetricsCounting(on: boolean): void {
+  countMetrics = on;
+}
 
 /*
  * The time of a decision, to the quarter second: Date.now() costs more than
@@ -192,12 +211,13 @@ export function trackNode(subject: InsightSubject): NodeInsight {
 }
 
 function windowInsight(record: NodeRecord): NodeInsight {
-  const { rates, totals } = record;
+  const { rates, totals, counters } = record;
   const assets = record.assets as AssetBoard;
   const ring = record.ring as PingRing;
   const insight: NodeInsight = {
     windowDecided(ping, outcome) {
       const now = decisionTime();
+      if (countMetrics) counters.decisions[outcome === undefined ? STORE_UNAVAILABLE : WINDOW_REASONS[outcome.reason].code]++;
       if (outcome === undefined || outcome.admit) {
         totals.admitted++;
         rates.add(now, ADMITTED, 1);
@@ -211,13 +231,14 @@ function windowInsight(record: NodeRecord): NodeInsight {
     },
     sensorDecided: () => undefined,
     rejected: (count) => rejected(record, count),
+    storeFailed: (error) => counters.storeFailed(error),
     close: (removed) => closed(record, insight, removed),
   };
   return insight;
 }
 
 function sensorInsight(record: NodeRecord): NodeInsight {
-  const { rates, totals } = record;
+  const { rates, totals, counters } = record;
   const devices = record.devices as DeviceBoard;
   const arrivals = record.arrivals as KeyArrivals;
   const insight: NodeInsight = {
@@ -236,10 +257,20 @@ function sensorInsight(record: NodeRecord): NodeInsight {
       totals.suppressed += suppressed;
       if (admitted > 0) rates.add(now, ADMITTED, admitted);
       if (suppressed > 0) rates.add(now, SUPPRESSED, suppressed);
-      // Admitted without the store (it failed): no admission was remembered, so none is sampled.
-      if (settled.storeError !== undefined) return;
+      if (settled.storeError !== undefined) {
+        // Admitted without the store (it failed): no admission was remembered, so none is sampled.
+        if (countMetrics) countUnsettled(counters, settled);
+        return;
+      }
+      if (countMetrics) {
+        const decisions = counters.decisions;
+        decisions[SENSOR_REPLAYED] += settled.replayed;
+        decisions[SENSOR_NEW] += admitted - settled.replayed;
+        counters.leaseExpired += settled.leaseExpired;
+      }
       for (const keyed of settled.admitted) arrivals.admitted(keyed.key, now);
-      for (const { keyed } of settled.suppressed) {
+      for (const { keyed, reason } of settled.suppressed) {
+        if (countMetrics) counters.decisions[reason === 'in-flight' ? SENSOR_IN_FLIGHT : SENSOR_DUPLICATE]++;
         // A repeat inside the message points at its first occurrence's claim (core/burst).
         const claim = prepared.claims[claimIndex(keyed)];
         if (claim !== undefined) devices.replayed(claim.group, now);
@@ -247,12 +278,20 @@ function sensorInsight(record: NodeRecord): NodeInsight {
       }
     },
     rejected: (count) => rejected(record, count),
+    storeFailed: (error) => counters.storeFailed(error),
     close: (removed) => closed(record, insight, removed),
   };
   return insight;
 }
 
+/** A sensor message admitted without its store: its readings into the Prometheus counters. */
+function countUnsettled(counters: NodeCounters, settled: Settled): void {
+  counters.decisions[STORE_UNAVAILABLE] += settled.admitted.length;
+  for (const { reason } of settled.suppressed) counters.decisions[reason === 'in-flight' ? SENSOR_IN_FLIGHT : SENSOR_DUPLICATE]++;
+}
+
 function rejected(record: NodeRecord, count: number): void {
+  if (countMetrics) record.counters.rejected += count;
   record.totals.rejected += count;
   record.rates.add(decisionTime(), REJECTED, count);
 }
@@ -268,6 +307,11 @@ function closed(record: NodeRecord, insight: NodeInsight, removed: boolean): voi
     record.current = undefined;
     record.closedAt = Date.now();
   }
+}
+
+/** Every node's Prometheus counters with its subject, running or closed but not yet forgotten (a redeploy must not make a series vanish). */
+export function nodeCounters(): { subject: InsightSubject; counters: NodeCounters; running: boolean }[] {
+  return [...records.values()].map((r) => ({ subject: r.subject, counters: r.counters, running: r.current !== undefined }));
 }
 
 /** The running nodes' subjects. */

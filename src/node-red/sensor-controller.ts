@@ -226,6 +226,7 @@ export class SensorController {
   }
 
   private storeFailed(w: Waiting, error: unknown): void {
+    this.insight.storeFailed(error);
     const raised = this.failure.failed(error);
     if (raised !== undefined) {
       // The claims may still be made on the server: a retry of this very

@@ -139,6 +139,7 @@ export class SlidingWindowController {
 
   private storeFailed(w: Waiting, error: unknown): void {
     const { msg, ping } = w;
+    this.insight.storeFailed(error);
     const raised = this.failure.failed(error);
     if (raised !== undefined) {
       // The call may still run on the server: a retry of this very message is recognised.

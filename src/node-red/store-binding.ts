@@ -17,6 +17,10 @@ export interface StoreInfo {
   /** Memory: epoch ms of the last save, when saving is on. */
   lastSave?: number;
   saving?: boolean;
+  /** Memory: bytes of saved state on disk, when saving is on. */
+  savedBytes?: number;
+  /** Memory, sensor node: keys pending a confirm. */
+  pendingKeys?: number;
   /** Redis: the connection's state, and what is wrong with it. */
   connection?: string;
   cause?: string;
@@ -38,6 +42,8 @@ export interface BoundStore<S> {
 export interface MemoryStoreShape<E> extends Persistable<E> {
   readonly size: number;
   readonly maxEntries: number;
+  /** The seen-set's keys pending a confirm; absent for a window store. */
+  pendingKeys?(): number;
 }
 
 export interface MemoryBuild<S extends MemoryStoreShape<E>, E> {
@@ -97,6 +103,8 @@ export function bindMemoryStore<S extends MemoryStoreShape<E>, E>(
       maxEntries: store.maxEntries,
       saving: held.journal !== undefined,
       ...(held.journal?.stats.lastSave !== undefined ? { lastSave: held.journal.stats.lastSave } : {}),
+      ...(held.journal !== undefined ? { savedBytes: held.journal.savedBytes } : {}),
+      ...(store.pendingKeys !== undefined ? { pendingKeys: store.pendingKeys() } : {}),
     }),
   };
 }

@@ -197,6 +197,11 @@ export class StateJournal<E> {
   private readonly files: SaveFiles;
   readonly stats: JournalStats = { journalBytes: 0, compactionBytes: 0, records: 0, compactions: 0, lastSave: undefined };
 
+  /** Bytes of saved state on disk now: the last snapshot and the journal written since. */
+  get savedBytes(): number {
+    return this.snapshotBytes + this.journalBytes;
+  }
+
   constructor(
     private readonly codec: StateCodec<E>,
     private readonly source: JournalSource<E>,

@@ -1,3 +1,5 @@
+import { observeRedisCall } from '../metrics/redis-calls';
+
 /**
  * Gathers the requests that arrive in one turn of the event loop and sends
  * them as a few large script calls instead of one call each: Node-RED
@@ -184,6 +186,7 @@ export class TickBatcher<Item, Result> {
     call.sentAt = Date.now();
     this.startClock();
     let sent: Promise<Result[]>;
+    const started = performance.now();
     try {
       sent = this.options.send(call.items);
     } catch (error) {
@@ -199,6 +202,7 @@ export class TickBatcher<Item, Result> {
         if (results.length !== count) {
           this.finish(call, undefined, new Error(`expected ${count} results from Redis, got ${results.length}`));
         } else {
+          observeRedisCall(count, performance.now() - started);
           this.finish(call, results, undefined);
         }
       },

@@ -33,6 +33,11 @@ export class MemorySeenStore implements SeenStore {
     return this.settings.maxKeys;
   }
 
+  /** Keys pending a confirm now; none without confirm mode (no walk of the keys then). */
+  pendingKeys(): number {
+    return this.settings.confirm ? this.seen.pendingCount(this.now()) : 0;
+  }
+
   reconfigure(settings: MemorySeenSettings): void {
     this.settings = { ...settings };
     this.seen.reconfigure(limits(settings));

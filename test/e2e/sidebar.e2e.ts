@@ -6,11 +6,12 @@
  * tab go to test-results/screenshots/, or to docs/ with E2E_SCREENSHOTS=docs.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, truncateSync, writeFileSync } from 'fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'fs';
 import { tmpdir } from 'os';
 import { dirname, join } from 'path';
 import { Editor, launchBrowser, screenshotFile, type Browser } from './support/editor';
-import { startNodeRed, type NodeRedServer } from './support/node-red';
+import { freePort } from '../support/redis-server';
+import { ROOT, startNodeRed, type NodeRedServer } from './support/node-red';
 
 const TAB = 'fleet-tab';
 
@@ -42,15 +43,27 @@ for (let d = 0; d < 5; d++) {
 return [out];
 `;
 
-const FLOWS = [
+const DEPOT = 'depot-tab';
+/** Two unnamed sliding-window nodes, one per flow; the second on a Redis nobody listens on. */
+const UNNAMED = 'a1b2c3d4e5f60001';
+const DOWN = 'b7c8d9e0f1a20002';
+
+function flows(deadPort: number): Record<string, unknown>[] {
+  return [
   { id: TAB, type: 'tab', label: 'Fleet' },
+  { id: DEPOT, type: 'tab', label: 'Depot' },
+  { id: 'dead-redis', type: 'dedup-redis', host: '127.0.0.1', port: String(deadPort), timeoutMs: '500' },
+  { id: UNNAMED, type: 'sliding-window-dedup', z: TAB, minSeconds: 60, minMetres: 25, x: 530, y: 280, wires: [[], []] },
+  { id: DOWN, type: 'sliding-window-dedup', z: DEPOT, minSeconds: 60, minMetres: 25, store: 'redis', redis: 'dead-redis', x: 200, y: 80, wires: [[], []] },
   { id: 'tick-vans', type: 'inject', z: TAB, name: 'five minutes of pings', props: [{ p: 'payload' }], payload: '', payloadType: 'date', repeat: '', once: false, x: 130, y: 80, wires: [['make-pings']] },
   { id: 'make-pings', type: 'function', z: TAB, name: '20 vans', func: PINGS, outputs: 1, x: 330, y: 80, wires: [['vans']] },
   { id: 'vans', type: 'sliding-window-dedup', z: TAB, name: 'vans', minSeconds: 60, minMetres: 25, x: 530, y: 80, wires: [[], []] },
   { id: 'tick-bins', type: 'inject', z: TAB, name: 'bursts', props: [{ p: 'payload' }], payload: '', payloadType: 'date', repeat: '', once: false, x: 110, y: 180, wires: [['make-bursts']] },
   { id: 'make-bursts', type: 'function', z: TAB, name: '5 bins', func: BURSTS, outputs: 1, x: 320, y: 180, wires: [['bins']] },
   { id: 'bins', type: 'sensor-reconnect-dedup', z: TAB, name: 'bins', x: 530, y: 180, wires: [[], []] },
-];
+  ];
+}
+let FLOWS: Record<string, unknown>[] = [];
 
 describe('the dedup sidebar in the Node-RED editor (Chromium)', function () {
   let server: NodeRedServer;
@@ -59,6 +72,7 @@ describe('the dedup sidebar in the Node-RED editor (Chromium)', function () {
 
   before(async function () {
     this.timeout(120_000);
+    FLOWS = flows(await freePort());
     server = await startNodeRed({ flows: FLOWS });
     browser = await launchBrowser();
     editor = new Editor(browser.context, server);
@@ -153,7 +167,7 @@ describe('the dedup sidebar in the Node-RED editor (Chromium)', function () {
     assert.equal((await bins.locator('.dedup-sb-type').innerText()).trim(), 'sensor reconnect');
     assert.match(await vans.locator('.dedup-sb-store').innerText(), /^memory: \d+ of 100,000 assets/);
     assert.match(await bins.locator('.dedup-sb-store').innerText(), /^memory: \d+ of 100,000 keys/);
-    assert.match(await editor.page.locator('.dedup-sb-count').innerText(), /2/);
+    assert.match(await editor.page.locator('.dedup-sb-count').innerText(), /: 4$/);
     // The tab follows deploys: a node deleted from the flow leaves the list.
     await server.setFlows(FLOWS.filter((n) => n.id !== 'bins' && n.id !== 'make-bursts' && n.id !== 'tick-bins'));
     await bins.waitFor({ state: 'detached', timeout: 10_000 });
@@ -269,6 +283,11 @@ describe('the dedup sidebar in the Node-RED editor (Chromium)', function () {
     const status = vans.locator('.dedup-sb-status.dedup-sb-error');
     await status.waitFor({ state: 'visible' });
     assert.equal(await status.innerText(), 'The file is 50.0 MB; the sidebar reads files of at most 50 MB. For larger files use the dedup-tune command.');
+    // The chart of the file before is gone: it is not this request's result.
+    assert.equal(await vans.locator('.dedup-sb-chart svg').count(), 0, 'the old chart is cleared after an error');
+    assert.equal(await vans.locator('.dedup-sb-jitter svg').count(), 0);
+    assert.equal((await vans.locator('.dedup-sb-source').innerText()).trim(), '');
+    assert.equal(await vans.locator('.dedup-sb-bad li').count(), 0);
     rmSync(dirname(big), { recursive: true, force: true });
   });
 
@@ -290,5 +309,160 @@ describe('the dedup sidebar in the Node-RED editor (Chromium)', function () {
     await bins.locator('.dedup-sb-toggle').click();
     await bins.locator('.dedup-sb-body').waitFor({ state: 'hidden' });
     await screenshotSidebar('sidebar-rates');
+  });
+
+  it('shows its icon in the tab bar at the default sidebar width, not only in the ▾ menu', async function () {
+    // While another tab shows (the editor hides the active tab's own button, its label being there).
+    await editor.page.evaluate(() => (RED as unknown as { sidebar: { show(id: string): void } }).sidebar.show('info'));
+    const button = editor.page.locator('#red-ui-sidebar a.red-ui-tab-link-button[href="#dedup"]');
+    await editor.settled(editor.page.locator('#red-ui-sidebar'));
+    assert.equal(await button.isVisible(), true, 'the dedup button is in the tab bar');
+    assert.equal(await button.locator('i.fa-filter').count(), 1);
+    // The editor's own tabs are still there too.
+    assert.equal(await editor.page.locator('#red-ui-sidebar a.red-ui-tab-link-button[href="#info"]').isVisible(), true);
+  });
+
+  it('draws the what-if legibly at the default width, its legend titled Heartbeat', async function () {
+    await inject('tick-vans');
+    const vans = entry('vans');
+    await vans.locator('.dedup-sb-toggle').click();
+    await vans.locator('.dedup-sb-run-sample').click();
+    const chart = vans.locator('.dedup-sb-chart svg.dedup-chart-what-if');
+    await chart.waitFor({ state: 'visible', timeout: 20_000 });
+    assert.equal((await chart.locator('.dedup-chart-legend-title').textContent())?.trim(), 'Heartbeat');
+    // Drawn at the width it is shown at: its 11 px text is not scaled down.
+    const scale = await chart.evaluate((svg) => {
+      const el = svg as unknown as { getBoundingClientRect(): { width: number }; viewBox: { baseVal: { width: number } } };
+      return el.getBoundingClientRect().width / el.viewBox.baseVal.width;
+    });
+    assert.ok(scale > 0.95 && scale < 1.05, `the chart is shown at ${scale.toFixed(2)} of its size`);
+    const smallest = await chart.locator('text').evaluateAll((texts) =>
+      Math.min(...texts.map((t) => (t as unknown as { getBoundingClientRect(): { height: number } }).getBoundingClientRect().height)),
+    );
+    assert.ok(smallest >= 10, `its smallest text is ${smallest.toFixed(1)} px high`);
+    // The whole list at the default width, from its top: tall enough for the opened node and its chart.
+    const viewport = editor.page.viewportSize();
+    await editor.page.setViewportSize({ width: viewport?.width ?? 1440, height: 2700 });
+    await editor.page.locator('.dedup-sb-scroll').evaluate((el) => {
+      (el as unknown as { scrollTop: number }).scrollTop = 0;
+    });
+    await screenshotSidebar('sidebar-at-a-glance');
+    if (viewport !== null) await editor.page.setViewportSize(viewport);
+  });
+
+  it('tells two unnamed nodes apart by flow and short id, and shows a store that is down in red with its cause', async function () {
+    const unnamed = entry(UNNAMED);
+    const down = entry(DOWN);
+    await unnamed.waitFor({ state: 'visible' });
+    await down.waitFor({ state: 'visible' });
+    // Named from the editor's flows: the list's first push may come before they are loaded.
+    const where = async (id: string, expected: string): Promise<void> => {
+      const line = entry(id).locator('.dedup-sb-where');
+      for (let tries = 0; (await line.innerText()) !== expected && tries < 50; tries++) await editor.page.waitForTimeout(100);
+      assert.equal(await line.innerText(), expected);
+    };
+    await where(UNNAMED, 'Fleet · #a1b2c3');
+    await where(DOWN, 'Depot · #b7c8d9');
+    await where('vans', 'Fleet · #vans');
+    assert.equal(await unnamed.locator('.dedup-sb-label').innerText(), await down.locator('.dedup-sb-label').innerText(), 'the same label: only the line below tells them apart');
+    const store = down.locator('.dedup-sb-store');
+    await editor.page.waitForFunction(
+      (id) => {
+        const doc = (globalThis as unknown as { document: { querySelector(s: string): { textContent: string | null } | null } }).document;
+        return /ECONNREFUSED/.test(doc.querySelector(`.dedup-sb-node[data-node-id="${id}"] .dedup-sb-store`)?.textContent ?? '');
+      },
+      DOWN,
+      { timeout: 15_000 },
+    );
+    assert.match(await store.innerText(), /^Redis: (not connected|connecting) \(.*ECONNREFUSED/);
+    assert.equal(await store.evaluate((el) => (el as unknown as { classList: { contains(c: string): boolean } }).classList.contains('dedup-sb-store-down')), true);
+    const colour = (el: unknown): string => (globalThis as unknown as { getComputedStyle(e: unknown): { color: string } }).getComputedStyle(el).color;
+    const [downColour, upColour] = [await store.evaluate(colour), await entry('vans').locator('.dedup-sb-store').evaluate(colour)];
+    const [r, g, b] = (downColour.match(/\d+/g) ?? []).map(Number) as [number, number, number];
+    assert.ok(r > 150 && g < 80 && b < 80, `a store that is down is red (${downColour}; a working one ${upColour})`);
+  });
+
+  it('shows in the sensor dialog the preset its fields follow, or none, and fills the fields from a chosen one', async function () {
+    await editor.openEditDialog('bins', '#dedup-preset');
+    assert.equal(await editor.page.locator('#dedup-preset').inputValue(), 'flat', 'flat fields: the flat preset, not The Things Stack');
+    await editor.page.locator('#dedup-preset').selectOption('tts');
+    await editor.page.locator('#dedup-preset-apply').click();
+    assert.equal(await editor.page.locator('#node-input-deviceField').inputValue(), 'end_device_ids.dev_eui', 'Fill in puts the preset into the fields');
+    await editor.page.locator('#node-dialog-cancel').click();
+    // Fields of no preset: none is shown as chosen.
+    await editor.page.evaluate(() => {
+      const bins = (RED as unknown as { nodes: { node(id: string): { deviceField: string } } }).nodes.node('bins');
+      bins.deviceField = 'meta.device';
+    });
+    await editor.openEditDialog('bins', '#dedup-preset');
+    assert.equal(await editor.page.locator('#dedup-preset').evaluate((el) => (el as unknown as { selectedIndex: number }).selectedIndex), -1);
+    await editor.page.locator('#node-dialog-cancel').click();
+  });
+
+  it('lays out every example flow so that no node, status text or comment overlaps another', async function () {
+    this.timeout(90_000);
+    const dir = join(ROOT, 'examples');
+    const examples = readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
+    const deployed: Record<string, unknown>[] = [];
+    for (const file of examples) {
+      const tab = `example-${file.replace(/\.json$/, '')}`;
+      deployed.push({ id: tab, type: 'tab', label: file });
+      for (const node of JSON.parse(readFileSync(join(dir, file), 'utf8')) as Record<string, unknown>[]) deployed.push(node.x === undefined ? node : { ...node, z: tab });
+    }
+    await server.setFlows(deployed);
+    try {
+      await editor.open();
+      const overlaps: string[] = [];
+      for (const file of examples) {
+        const tab = `example-${file.replace(/\.json$/, '')}`;
+        await editor.page.evaluate((id) => (RED as unknown as { workspaces: { show(id: string): void } }).workspaces.show(id), tab);
+        // The dedup nodes' status texts are drawn once the runtime has sent them.
+        await editor.page.waitForFunction(
+          (id) => {
+            const red = RED as unknown as { nodes: { filterNodes(f: { z: string }): { id: string; type: string }[] } };
+            const doc = (globalThis as unknown as { document: { getElementById(i: string): { querySelector(s: string): { textContent: string | null } | null } | null } }).document;
+            const dedup = red.nodes.filterNodes({ z: id }).filter((n) => /dedup/.test(n.type));
+            // The editor has the deployed examples (not the flows before them), drawn, with their statuses.
+            return dedup.length > 0 && dedup.every((n) => (doc.getElementById(n.id)?.querySelector('.red-ui-flow-node-status-label')?.textContent ?? '') !== '');
+          },
+          tab,
+          { timeout: 20_000 },
+        );
+        const checked = await editor.page.evaluate((id) => {
+            interface Box { x: number; y: number; width: number; height: number }
+            interface El { getBoundingClientRect(): Box; querySelector(s: string): El | null; textContent: string | null; getAttribute(a: string): string | null; style: { display: string } }
+            const doc = (globalThis as unknown as { document: { getElementById(i: string): El | null } }).document;
+            const red = RED as unknown as { nodes: { filterNodes(f: { z: string }): { id: string; type: string; name?: string }[] } };
+            const boxes: { owner: string; what: string; box: Box }[] = [];
+            for (const n of red.nodes.filterNodes({ z: id })) {
+              const g = doc.getElementById(n.id);
+              const body = g?.querySelector('.red-ui-flow-node');
+              if (!g || !body) continue;
+              const name = `${n.type} "${n.name ?? ''}"`;
+              boxes.push({ owner: n.id, what: name, box: body.getBoundingClientRect() });
+              const status = g.querySelector('.red-ui-flow-node-status-group');
+              const text = status?.querySelector('.red-ui-flow-node-status-label')?.textContent ?? '';
+              if (status && status.style.display !== 'none' && text !== '') boxes.push({ owner: n.id, what: `${name}'s status "${text}"`, box: status.getBoundingClientRect() });
+            }
+            const found: string[] = [];
+            for (let i = 0; i < boxes.length; i++) {
+              for (let j = i + 1; j < boxes.length; j++) {
+                const a = boxes[i] as (typeof boxes)[number];
+                const b = boxes[j] as (typeof boxes)[number];
+                if (a.owner === b.owner) continue;
+                const w = Math.min(a.box.x + a.box.width, b.box.x + b.box.width) - Math.max(a.box.x, b.box.x);
+                const h = Math.min(a.box.y + a.box.height, b.box.y + b.box.height) - Math.max(a.box.y, b.box.y);
+                if (w > 0 && h > 0) found.push(`${id}: ${a.what} overlaps ${b.what}`);
+              }
+            }
+            return { found, drawn: boxes.filter((b) => b.box.width > 0 && b.box.height > 0).length };
+          }, tab);
+        assert.ok(checked.drawn >= 8, `${file}: only ${checked.drawn} nodes and statuses drawn`);
+        overlaps.push(...checked.found);
+      }
+      assert.deepEqual(overlaps, [], 'overlapping nodes or status texts in the examples');
+    } finally {
+      await server.setFlows(FLOWS);
+    }
   });
 });

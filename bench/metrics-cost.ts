@@ -1,0 +1,97 @@
+/**
+ * What counting for Prometheus adds to the report every decision makes
+ * (node-red/insight), in µs per message: the same reports timed with the
+ * counting on and off, alternating in one run so that both see the same
+ * machine. The budget is 0.2 µs per message.
+ *
+ *   node --expose-gc --require tsx/cjs bench/metrics-cost.ts [messages]
+ *
+ * Standalone: not part of bench/run.ts.
+ */
+import { prepareReadings, settleReadings, type Prepared, type Settled } from '../src/core/burst';
+import { CLAIM } from '../src/core/seen-codes';
+import type { Ping } from '../src/core/sliding-window';
+import { setMetricsCounting, trackNode, type NodeInsight } from '../src/node-red/insight';
+import type { WindowOutcome } from '../src/stores/types';
+
+const MESSAGES = Number(process.argv[2] ?? 1_000_000);
+const ROUNDS = 7;
+const ASSETS = 5_000;
+const REASONS = ['first', 'elapsed', 'moved', 'window', 'window', 'late'] as const;
+
+const gc = (globalThis as { gc?: () => void }).gc ?? ((): void => undefined);
+
+function windowNode(): NodeInsight {
+  return trackNode({
+    id: 'bench-window',
+    type: 'sliding-window-dedup',
+    name: 'bench',
+    info: () => ({ kind: 'memory' }),
+    settings: () => ({ minSeconds: 60, minMetres: 25, ttlSeconds: 3600, maxAssets: ASSETS }),
+    sampleSize: 10_000,
+  });
+}
+
+function sensorNode(): NodeInsight {
+  return trackNode({ id: 'bench-sensor', type: 'sensor-reconnect-dedup', name: 'bench', info: () => ({ kind: 'memory' }), settings: () => ({ ttlSeconds: 3600 }), sampleSize: 0 });
+}
+
+// Made before timing: only the reports are timed, not the making of their arguments.
+const pings: Ping[] = [];
+const outcomes: WindowOutcome[] = [];
+for (let i = 0; i < 4096; i++) {
+  pings.push({ assetId: `van-${i % ASSETS}`, t: 1_700_000_000_000 + i * 1000, lat: 50 + i / 1e5, lon: 8, heading: NaN, accuracy: 0, events: 0, retry: false });
+  const reason = REASONS[i % REASONS.length] as (typeof REASONS)[number];
+  const admit = reason !== 'window' && reason !== 'late';
+  outcomes.push({ admit, reason, dtSeconds: 10, distanceMetres: 5, headingChange: null, accepted: i, suppressed: i >> 1 });
+}
+const readings: { prepared: Prepared; settled: Settled }[] = [];
+for (let i = 0; i < 4096; i++) {
+  const prepared = prepareReadings([i], false, (raw) => ({ ok: true, key: `bin-${i % 1000}:${String(raw)}:00`, group: `bin-${i % 1000}` }));
+  readings.push({ prepared, settled: settleReadings(prepared, [i % 3 === 0 ? CLAIM.duplicate : CLAIM.admitted]) });
+}
+
+function timeWindow(insight: NodeInsight, n: number): number {
+  const start = process.hrtime.bigint();
+  for (let i = 0; i < n; i++) insight.windowDecided(pings[i & 4095] as Ping, outcomes[i & 4095] as WindowOutcome);
+  return Number(process.hrtime.bigint() - start) / 1000 / n;
+}
+
+function timeSensor(insight: NodeInsight, n: number): number {
+  const start = process.hrtime.bigint();
+  for (let i = 0; i < n; i++) {
+    const r = readings[i & 4095] as { prepared: Prepared; settled: Settled };
+    insight.sensorDecided(r.prepared, r.settled);
+  }
+  return Number(process.hrtime.bigint() - start) / 1000 / n;
+}
+
+function measure(name: string, time: (n: number) => number): void {
+  // Warm up both paths so that neither is timed while being optimised.
+  for (const on of [true, false, true]) {
+    setMetricsCounting(on);
+    time(MESSAGES / 4);
+  }
+  const withMetrics: number[] = [];
+  const without: number[] = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const on of round % 2 === 0 ? [true, false] : [false, true]) {
+      setMetricsCounting(on);
+      gc();
+      (on ? withMetrics : without).push(time(MESSAGES));
+    }
+  }
+  setMetricsCounting(true);
+  const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[xs.length >> 1] as number;
+  const on = median(withMetrics);
+  const off = median(without);
+  console.log(`${name.padEnd(34)} without metrics ${off.toFixed(4)} µs/msg   with metrics ${on.toFixed(4)} µs/msg   added ${(on - off).toFixed(4)} µs/msg (budget 0.2)`);
+}
+
+console.log(`metrics cost: ${MESSAGES.toLocaleString('en')} reports per timing, median of ${ROUNDS}, alternating on/off`);
+const window = windowNode();
+measure('sliding-window report (windowDecided)', (n) => timeWindow(window, n));
+const sensor = sensorNode();
+measure('sensor report, one reading', (n) => timeSensor(sensor, n));
+window.close(true);
+sensor.close(true);

@@ -1,0 +1,72 @@
+import { FAILURE_CAUSES, failureCause } from './node-counters';
+
+/**
+ * What the dedup confirm nodes count for Prometheus, by node id: keys
+ * settled in time (confirmed or released, by the node's action), settled
+ * after their lease ran out (late), and not settled (unmatched: kept by a
+ * newer claim, or not held at all); messages it failed; store failures by
+ * cause. Plain numbers, read by metrics/exporter at scrape time. A redeploy
+ * keeps the counts; a removed node's go.
+ */
+export const CONFIRM_OUTCOMES = ['confirmed', 'released', 'late', 'unmatched'] as const;
+const CONFIRMED = 0;
+const RELEASED = 1;
+const LATE = 2;
+const UNMATCHED = 3;
+
+export interface ConfirmCounters {
+  id: string;
+  name: string;
+  /** By CONFIRM_OUTCOMES index. */
+  readonly keys: Float64Array;
+  /** Messages that went to Catch (bad claim, unknown node, unmatched keys, store failure). */
+  failed: number;
+  readonly failures: Float64Array;
+}
+
+/** Nodes followed at most: far more than a flow has; a runaway of ids cannot grow it without bound. */
+const MAX_NODES = 1000;
+const confirms = new Map<string, ConfirmCounters>();
+
+function countersOf(node: { id: string; name?: string }): ConfirmCounters {
+  let counters = confirms.get(node.id);
+  if (counters === undefined) {
+    if (confirms.size >= MAX_NODES) confirms.delete(confirms.keys().next().value as string);
+    counters = { id: node.id, name: node.name ?? '', keys: new Float64Array(CONFIRM_OUTCOMES.length), failed: 0, failures: new Float64Array(FAILURE_CAUSES.length) };
+    confirms.set(node.id, counters);
+  }
+  counters.name = node.name ?? '';
+  return counters;
+}
+
+/** A confirm node started: its series are there from the first scrape, so that a rate sees its first keys. */
+export function confirmStarted(node: { id: string; name?: string }): void {
+  countersOf(node);
+}
+
+/** A message's keys settled: `settled` of them in time (late ones included, as msg.dedup counts them). */
+export function confirmReported(node: { id: string; name?: string }, action: 'confirm' | 'release', settled: number, late: number, kept: number, notHeld: number): void {
+  const keys = countersOf(node).keys;
+  keys[action === 'confirm' ? CONFIRMED : RELEASED] += settled - late;
+  keys[LATE] += late;
+  keys[UNMATCHED] += kept + notHeld;
+}
+
+/** A message the confirm node handed to Catch. */
+export function confirmFailed(node: { id: string; name?: string }): void {
+  countersOf(node).failed++;
+}
+
+/** The seen-set's store failed a settle. */
+export function confirmStoreFailed(node: { id: string; name?: string }, error: unknown): void {
+  countersOf(node).failures[FAILURE_CAUSES.indexOf(failureCause(error))]++;
+}
+
+/** The node closed; a removed one's counts go (a redeploy keeps them). */
+export function confirmClosed(id: string, removed: boolean): void {
+  if (removed) confirms.delete(id);
+}
+
+export function confirmCounters(): Iterable<ConfirmCounters> {
+  return confirms.values();
+}
