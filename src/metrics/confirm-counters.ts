@@ -1,4 +1,4 @@
-import { FAILURE_CAUSES, failureCause } from './node-counters';
+import { add, FAILURE_CAUSES, failureCause } from './node-counters';
 
 /**
  * What the dedup confirm nodes count for Prometheus, by node id: keys
@@ -47,9 +47,9 @@ export function confirmStarted(node: { id: string; name?: string }): void {
 /** A message's keys settled: `settled` of them in time (late ones included, as msg.dedup counts them). */
 export function confirmReported(node: { id: string; name?: string }, action: 'confirm' | 'release', settled: number, late: number, kept: number, notHeld: number): void {
   const keys = countersOf(node).keys;
-  keys[action === 'confirm' ? CONFIRMED : RELEASED] += settled - late;
-  keys[LATE] += late;
-  keys[UNMATCHED] += kept + notHeld;
+  add(keys, action === 'confirm' ? CONFIRMED : RELEASED, settled - late);
+  add(keys, LATE, late);
+  add(keys, UNMATCHED, kept + notHeld);
 }
 
 /** A message the confirm node handed to Catch. */
@@ -59,7 +59,7 @@ export function confirmFailed(node: { id: string; name?: string }): void {
 
 /** The seen-set's store failed a settle. */
 export function confirmStoreFailed(node: { id: string; name?: string }, error: unknown): void {
-  countersOf(node).failures[FAILURE_CAUSES.indexOf(failureCause(error))]++;
+  add(countersOf(node).failures, FAILURE_CAUSES.indexOf(failureCause(error)));
 }
 
 /** The node closed; a removed one's counts go (a redeploy keeps them). */

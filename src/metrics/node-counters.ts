@@ -12,6 +12,11 @@ import { WINDOW_REASONS, type WindowReason } from '../core/window-reasons';
  * the node exists.
  */
 
+/** Adds to one counter of a column (an index out of range would be a bug of this module's tables, and counts nothing). */
+export function add(counts: Float64Array, slot: number, n = 1): void {
+  counts[slot] = (counts[slot] ?? 0) + n;
+}
+
 /** Slot 0 of a sliding-window node's decisions: admitted because the store failed. */
 export const STORE_UNAVAILABLE = 0;
 
@@ -72,6 +77,6 @@ export class NodeCounters {
   }
 
   storeFailed(error: unknown): void {
-    this.failures[FAILURE_CAUSES.indexOf(failureCause(error))]++;
+    add(this.failures, FAILURE_CAUSES.indexOf(failureCause(error)));
   }
 }

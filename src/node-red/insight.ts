@@ -1,7 +1,7 @@
 import { claimIndex, type Prepared, type Settled } from '../core/burst';
 import type { Ping } from '../core/sliding-window';
 import { WINDOW_REASONS } from '../core/window-reasons';
-import { NodeCounters, SENSOR_DUPLICATE, SENSOR_IN_FLIGHT, SENSOR_NEW, SENSOR_REPLAYED, STORE_UNAVAILABLE } from '../metrics/node-counters';
+import { add, NodeCounters, SENSOR_DUPLICATE, SENSOR_IN_FLIGHT, SENSOR_NEW, SENSOR_REPLAYED, STORE_UNAVAILABLE } from '../metrics/node-counters';
 import type { WindowOutcome } from '../stores/types';
 import { AssetBoard, type AssetRow } from '../insight/asset-board';
 import { DeviceBoard, type DeviceRow } from '../insight/device-board';
@@ -217,7 +217,7 @@ function windowInsight(record: NodeRecord): NodeInsight {
   const insight: NodeInsight = {
     windowDecided(ping, outcome) {
       const now = decisionTime();
-      if (countMetrics) counters.decisions[outcome === undefined ? STORE_UNAVAILABLE : WINDOW_REASONS[outcome.reason].code]++;
+      if (countMetrics) add(counters.decisions, outcome === undefined ? STORE_UNAVAILABLE : WINDOW_REASONS[outcome.reason].code);
       if (outcome === undefined || outcome.admit) {
         totals.admitted++;
         rates.add(now, ADMITTED, 1);
@@ -264,13 +264,13 @@ function sensorInsight(record: NodeRecord): NodeInsight {
       }
       if (countMetrics) {
         const decisions = counters.decisions;
-        decisions[SENSOR_REPLAYED] += settled.replayed;
-        decisions[SENSOR_NEW] += admitted - settled.replayed;
+        add(decisions, SENSOR_REPLAYED, settled.replayed);
+        add(decisions, SENSOR_NEW, admitted - settled.replayed);
         counters.leaseExpired += settled.leaseExpired;
       }
       for (const keyed of settled.admitted) arrivals.admitted(keyed.key, now);
       for (const { keyed, reason } of settled.suppressed) {
-        if (countMetrics) counters.decisions[reason === 'in-flight' ? SENSOR_IN_FLIGHT : SENSOR_DUPLICATE]++;
+        if (countMetrics) add(counters.decisions, reason === 'in-flight' ? SENSOR_IN_FLIGHT : SENSOR_DUPLICATE);
         // A repeat inside the message points at its first occurrence's claim (core/burst).
         const claim = prepared.claims[claimIndex(keyed)];
         if (claim !== undefined) devices.replayed(claim.group, now);
@@ -286,8 +286,8 @@ function sensorInsight(record: NodeRecord): NodeInsight {
 
 /** A sensor message admitted without its store: its readings into the Prometheus counters. */
 function countUnsettled(counters: NodeCounters, settled: Settled): void {
-  counters.decisions[STORE_UNAVAILABLE] += settled.admitted.length;
-  for (const { reason } of settled.suppressed) counters.decisions[reason === 'in-flight' ? SENSOR_IN_FLIGHT : SENSOR_DUPLICATE]++;
+  add(counters.decisions, STORE_UNAVAILABLE, settled.admitted.length);
+  for (const { reason } of settled.suppressed) add(counters.decisions, reason === 'in-flight' ? SENSOR_IN_FLIGHT : SENSOR_DUPLICATE);
 }
 
 function rejected(record: NodeRecord, count: number): void {
