@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { idempotencyKey } from '../../src/core/idempotency-key';
 import { SENSOR_PRESETS } from '../../src/node-red/editor-settings';
 import { useRedis } from '../support/global-hooks';
-import { helper, loadDedup, sleep, startServer, stopServer, until, type StoreKind } from '../support/node-red-helper';
+import { helper, loadDedup, startServer, stopServer, until, type StoreKind } from '../support/node-red-helper';
 import { deliver, type Outcome } from '../support/sensor-delivery';
 
 const RECEIVED = '2026-07-16T09:00:00.123456Z';
@@ -289,8 +289,9 @@ function storeSuite(store: StoreKind): void {
       assert.deepEqual([audit.received, audit.unique, audit.duplicates_suppressed, audit.rejected], [4, 1, 2, 1]);
       assert.equal(burst.caught[0]?.error?.message, 'Error: msg.payload[3].id = undefined: is missing');
       // A reset of one key forgets that key only.
+      const before = h.completed.length;
       h.send(undefined, { reset: 'order-1' });
-      await sleep(50);
+      await until(() => h.completed.length === before + 1, 'the reset done');
       assert.deepEqual(decisions(await deliver(h, { id: 'order-1' })), ['admitted:new']);
       assert.deepEqual(decisions(await deliver(h, { id: 'order-2' })), ['suppressed:duplicate']);
     });
