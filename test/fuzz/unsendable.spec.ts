@@ -21,6 +21,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { CONFIG_VERSION } from '../../src/node-red/migrations';
 import { flushRedis, sharedRedis, useRedis } from '../support/global-hooks';
+import { countsOf } from '../support/sensor-delivery';
 import { coreNodes, helper, node, packNodes, sleep, startServer, stopServer, until, watchCompletions, type FlowNode, type Msg, type StoreKind } from '../support/node-red-helper';
 
 const PACK = ['dedup-redis', 'sliding-window-dedup', 'sensor-reconnect-dedup', 'dedup-confirm'];
@@ -325,6 +326,39 @@ for (const store of ['memory', 'redis'] as const) {
       process.removeListener('unhandledRejection', onCrash);
       await helper.unload();
       await stopServer();
+    });
+
+    it('the burst that stopped Node-RED: one reading twice, a field 2,500 (and 6,000) levels deep, each output wired to two nodes', async function () {
+      const seen: Arrival[] = [];
+      for (const name of ['win', 'burst', 'each']) {
+        for (const wire of ['1a', '1b', '2a', '2b']) node(`${id(store, name)}-${wire}`).on('input', (msg: Msg) => seen.push({ wire: `${name}-${wire}`, msg }));
+      }
+      node(id(store, 'caught')).on('input', (msg: Msg) => seen.push({ wire: 'catch', msg }));
+      for (const depth of [2500, 6000]) {
+        seen.length = 0;
+        const reading = { device_id: 'bin-A17', seq: depth, ts: '2026-07-16T09:00:00Z', fill_pct: 62.5, reading: new Deep(depth).build() };
+        const ping = { assetId: `veh-${depth}`, ts: 1_750_000_000, lat: 52.1, lon: 4.3, track: new Deep(depth).build() };
+        node(id(store, 'burst')).receive({ _msgid: `burst-${depth}`, payload: [reading, reading] });
+        node(id(store, 'each')).receive({ _msgid: `each-${depth}`, payload: [own({ ...reading, constructor: 'bin-A17', ['__proto__']: own({ level: 62.5 }) })].flatMap((r) => [r, r]) });
+        node(id(store, 'win')).receive({ _msgid: `win-${depth}`, payload: ping });
+        await until(() => seen.filter((a) => a.wire === 'catch' || a.wire.endsWith('b')).length >= 5, `what the three nodes made of ${depth} levels`, 10_000);
+        await quiet(() => seen.length);
+        assert.deepEqual(crashes, [], 'the runtime crashed');
+        const from = (name: string, wire: string): Msg[] => seen.filter((a) => a.wire === `${name}-${wire}`).map((a) => a.msg);
+        const caught = (name: string): Msg[] => seen.filter((a) => a.wire === 'catch' && a.msg.error?.source?.id === id(store, name)).map((a) => a.msg);
+        for (const name of ['win', 'burst', 'each']) {
+          for (const port of ['1', '2']) assert.equal(from(name, `${port}a`).length, from(name, `${port}b`).length, `${name}, ${depth} levels: output ${port}'s two wires`);
+        }
+        const ways = (name: string): number[] => [from(name, '1a').length, from(name, '2a').length, caught(name).length];
+        assert.equal(ways('win').reduce((a, b) => a + b), 1, `the ping of ${depth} levels left once: ${ways('win').join(' + ')}`);
+        for (const name of ['burst', 'each']) {
+          const audits = [...from(name, '2a'), ...caught(name)].filter((m) => (m.dedup as Record<string, unknown> | undefined)?.decision === 'audit');
+          assert.equal(audits.length, 1, `${name}, ${depth} levels: the audit arrives, on output 2 or at Catch`);
+          assert.deepEqual(countsOf(audits[0]?.dedup), { received: 2, unique: 1, duplicates_suppressed: 1, rejected: 0 }, `${name}, ${depth} levels`);
+          assert.equal(ways(name).reduce((a, b) => a + b), 2, `${name}, ${depth} levels: the admitted reading and the audit, each once: ${ways(name).join(' + ')}`);
+          for (const m of caught(name)) assert.match(m.error?.message ?? '', /not sent on output [12]: Node-RED could not copy the message \(Maximum call stack size exceeded\)/);
+        }
+      }
     });
 
     it('keeps the runtime up and lets every message out exactly once: in = out1 + out2 + Catch', async function () {
