@@ -35,8 +35,12 @@
  *   which would count it twice. With one wire Node-RED copies nothing, so a
  *   throw means nothing was routed: the message goes to Catch.
  * - For Catch, the message itself when Node-RED can copy it, else a stand-in:
- *   the same message with each part that cannot be copied (a top-level
- *   property, or an item of an array there) replaced by a note of why.
+ *   the same message with each part that cannot be copied replaced by a
+ *   note of why, looking up to SALVAGE_LEVELS levels in (so an audit keeps
+ *   its counts and only the reading that cannot be copied is replaced).
+ * - The cost: a copy the node makes replaces one Node-RED would have made;
+ *   only a message on an output with more than one wire is copied once
+ *   more than before (the check).
  * - done() is guarded as well: when its copy for Catch fails the stand-in
  *   goes instead; when its copy for a Complete node fails the message has
  *   already left, so that is a warning.

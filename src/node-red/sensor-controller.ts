@@ -184,7 +184,11 @@ export class SensorController {
     if (left === 0) finish();
     readings.forEach((raw, index) => {
       const where = burst ? `msg.payload[${index}]` : 'msg';
+      let answered = false;
       const keyed = (error: unknown, value?: unknown): void => {
+        // Once per reading, should the evaluation both answer and throw.
+        if (answered) return;
+        answered = true;
         results[index] = error
           ? { ok: false, path: null, value: source.text, problem: `the key expression failed: ${errorMessage(error)}`, where }
           : located(propertyKey(value), `${where} → ${source.text}`);
