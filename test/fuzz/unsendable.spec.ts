@@ -328,18 +328,21 @@ for (const store of ['memory', 'redis'] as const) {
       await stopServer();
     });
 
-    it('the burst that stopped Node-RED: one reading twice, a field 2,500 (and 6,000) levels deep, each output wired to two nodes', async function () {
+    it('the burst that stopped Node-RED: one reading twice, a field 2,500 (and 6,000) levels deep, each output wired to two nodes; and 1 MB ids', async function () {
       const seen: Arrival[] = [];
       for (const name of ['win', 'burst', 'each']) {
         for (const wire of ['1a', '1b', '2a', '2b']) node(`${id(store, name)}-${wire}`).on('input', (msg: Msg) => seen.push({ wire: `${name}-${wire}`, msg }));
       }
       node(id(store, 'caught')).on('input', (msg: Msg) => seen.push({ wire: 'catch', msg }));
-      for (const depth of [2500, 6000]) {
+      const megabyte = 'x'.repeat(1_048_576);
+      for (const depth of [2500, 6000, 0]) {
         seen.length = 0;
-        const reading = { device_id: 'bin-A17', seq: depth, ts: '2026-07-16T09:00:00Z', fill_pct: 62.5, reading: new Deep(depth).build() };
-        const ping = { assetId: `veh-${depth}`, ts: 1_750_000_000, lat: 52.1, lon: 4.3, track: new Deep(depth).build() };
+        // Depth 0: nothing deep, ids of 1 MB instead.
+        const device = depth === 0 ? megabyte : 'bin-A17';
+        const reading = { device_id: device, seq: depth, ts: '2026-07-16T09:00:00Z', fill_pct: 62.5, reading: new Deep(depth).build() };
+        const ping = { assetId: depth === 0 ? megabyte : `veh-${depth}`, ts: 1_750_000_000, lat: 52.1, lon: 4.3, track: new Deep(depth).build() };
         node(id(store, 'burst')).receive({ _msgid: `burst-${depth}`, payload: [reading, reading] });
-        node(id(store, 'each')).receive({ _msgid: `each-${depth}`, payload: [own({ ...reading, constructor: 'bin-A17', ['__proto__']: own({ level: 62.5 }) })].flatMap((r) => [r, r]) });
+        node(id(store, 'each')).receive({ _msgid: `each-${depth}`, payload: [own({ ...reading, constructor: device, ['__proto__']: own({ level: 62.5 }) })].flatMap((r) => [r, r]) });
         node(id(store, 'win')).receive({ _msgid: `win-${depth}`, payload: ping });
         await until(() => seen.filter((a) => a.wire === 'catch' || a.wire.endsWith('b')).length >= 5, `what the three nodes made of ${depth} levels`, 10_000);
         await quiet(() => seen.length);
@@ -354,10 +357,18 @@ for (const store of ['memory', 'redis'] as const) {
         for (const name of ['burst', 'each']) {
           const audits = [...from(name, '2a'), ...caught(name)].filter((m) => (m.dedup as Record<string, unknown> | undefined)?.decision === 'audit');
           assert.equal(audits.length, 1, `${name}, ${depth} levels: the audit arrives, on output 2 or at Catch`);
+          if (depth === 0) {
+            // Ids are at most 512 characters: both readings rejected, each to Catch with the reason, and audited.
+            assert.deepEqual(countsOf(audits[0]?.dedup), { received: 2, unique: 0, duplicates_suppressed: 0, rejected: 2 }, `${name}, 1 MB ids`);
+            assert.deepEqual(ways(name), [0, 1, 2], `${name}, 1 MB ids: the audit, and each reading at Catch`);
+            for (const m of caught(name)) assert.match(m.error?.message ?? '', /1048576 characters long; the limit is 512/);
+            continue;
+          }
           assert.deepEqual(countsOf(audits[0]?.dedup), { received: 2, unique: 1, duplicates_suppressed: 1, rejected: 0 }, `${name}, ${depth} levels`);
           assert.equal(ways(name).reduce((a, b) => a + b), 2, `${name}, ${depth} levels: the admitted reading and the audit, each once: ${ways(name).join(' + ')}`);
           for (const m of caught(name)) assert.match(m.error?.message ?? '', /not sent on output [12]: Node-RED could not copy the message \(Maximum call stack size exceeded\)/);
         }
+        if (depth === 0) assert.match(caught('win')[0]?.error?.message ?? '', /1048576 characters long; the limit is 512/, 'the ping of a 1 MB id, at Catch with the reason');
       }
     });
 
