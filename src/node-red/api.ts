@@ -32,6 +32,8 @@ export interface Node<Credentials = Record<string, string>> {
   type: string;
   name?: string;
   credentials: Credentials;
+  /** Per output, the ids of the nodes wired to it (set by Node-RED; absent on a stand-in RED in tests). */
+  wires?: string[][];
   on(event: 'input', handler: (msg: NodeMessage, send: SendFunction, done: DoneFunction) => void): void;
   on(event: 'close', handler: (removed: boolean, done: () => void) => void): void;
   send(msg: NodeMessage | (NodeMessage | NodeMessage[] | null)[]): void;
@@ -53,6 +55,8 @@ export interface NodeAPI {
     getNode(id: string): unknown;
   };
   util: {
+    /** Node-RED's own deep copy of a message, as send() makes for a second wire and handleError for each Catch node. */
+    cloneMessage<T>(msg: T): T;
     normalisePropertyExpression(expr: string): (string | number)[];
     setMessageProperty(msg: NodeMessage, path: string, value: unknown, createMissing?: boolean): boolean;
     /** A JSONata expression, prepared once; evaluated with evaluateJSONataExpression. */

@@ -1,12 +1,13 @@
 import { SETTLE } from '../core/seen-codes';
 import { confirmClosed, confirmFailed, confirmReported, confirmStarted, confirmStoreFailed } from '../metrics/confirm-counters';
-import type { Replies } from '../stores/types';
+import type { Replies, SeenStore, SettleRequest } from '../stores/types';
 import type { DoneFunction, Node, NodeAPI, NodeMessage, SendFunction } from './api';
 import { claimHolder } from './claim-registry';
 import { drainLimit } from './close-times';
 import { oneOf } from './config-values';
 import { CONFIRM_DEFAULTS } from '../core/defaults';
-import { errorMessage } from './errors';
+import { errorMessage, toError } from './errors';
+import { Outlet, type Leaving } from './guarded-send';
 import { InFlight } from './in-flight';
 import { upgradeConfig } from './migrations';
 import { StatusBoard } from './status-board';
@@ -20,13 +21,11 @@ export interface ConfirmDef {
   action?: string;
 }
 
-interface Waiting {
-  msg: NodeMessage;
+interface Waiting extends Leaving {
   keys: string[];
   /** Whether the sensor node holds its keys pending (Confirm delivery on). */
   pendingMode: boolean;
   send: SendFunction;
-  done: DoneFunction;
 }
 
 /** What the sensor node puts on an admitted message, as this node reads it. */
@@ -49,6 +48,8 @@ export class ConfirmController {
   readonly counts = { settled: 0, failed: 0 };
   private action: 'confirm' | 'release' = 'confirm';
   private readonly board: StatusBoard;
+  /** Every send, done() and Catch of the node's messages goes through it (see guarded-send). */
+  private readonly out: Outlet;
   private readonly inFlight = new InFlight();
   private readonly t: (key: string, subs?: Record<string, string | number>) => string;
   private readonly replies: Replies<number[], Waiting>;
@@ -59,18 +60,30 @@ export class ConfirmController {
   ) {
     this.t = (key, subs) => RED._(`${CONFIRM_TYPE}.${key}`, subs);
     this.board = new StatusBoard(node, () => this.t(this.action === 'confirm' ? 'status.confirmed' : 'status.released', this.counts), this.t);
+    this.out = new Outlet(RED, node, this.t);
+    // An answer whose handling throws (a fault of this pack: sends are
+    // guarded) is reported through the node, and its message still leaves;
+    // it is never thrown back at the store, where it would stop Node-RED.
     this.replies = {
       value: (codes, w) => {
         this.inFlight.end();
-        // Any answer, matched or not, means the store works again.
-        this.board.storeWorked();
-        this.settled(w, codes);
+        try {
+          // Any answer, matched or not, means the store works again.
+          this.board.storeWorked();
+          this.settled(w, codes);
+        } catch (thrown) {
+          this.out.rescue(w, thrown);
+        }
       },
       error: (error, w) => {
         this.inFlight.end();
-        this.board.storeFailed(error);
-        confirmStoreFailed(this.node, error);
-        this.fail(w.done, this.t('errors.storeFailed', { error: errorMessage(error) }));
+        try {
+          this.board.storeFailed(error);
+          confirmStoreFailed(this.node, error);
+          this.fail(w, this.t('errors.storeFailed', { error: errorMessage(error) }));
+        } catch (thrown) {
+          this.out.rescue(w, thrown);
+        }
       },
     };
   }
@@ -94,28 +107,50 @@ export class ConfirmController {
   }
 
   input(msg: NodeMessage, send: SendFunction, done: DoneFunction): void {
-    const claimed = claimedOf(msg.dedup);
-    if (typeof claimed === 'string') {
-      this.fail(done, this.t(`errors.${claimed}`));
-      return;
-    }
-    const holder = claimHolder(claimed.node);
-    if (holder === undefined) {
-      this.fail(done, this.t('errors.noNode', { node: claimed.node }));
-      return;
-    }
-    if (claimed.keys.length === 0) {
-      this.report(msg, 0, 0, 0, 0);
-      send(msg);
-      done();
+    const w: Waiting = { msg, keys: [], pendingMode: false, send, done, left: false, ended: false };
+    let request: SettleRequest;
+    let store: SeenStore;
+    try {
+      const claimed = claimedOf(msg.dedup);
+      if (typeof claimed === 'string') {
+        this.fail(w, this.t(`errors.${claimed}`));
+        return;
+      }
+      const holder = claimHolder(claimed.node);
+      if (holder === undefined) {
+        this.fail(w, this.t('errors.noNode', { node: claimed.node }));
+        return;
+      }
+      if (claimed.keys.length === 0) {
+        this.report(msg, 0, 0, 0, 0);
+        this.pass(w);
+        return;
+      }
+      w.keys = claimed.keys;
+      w.pendingMode = holder.confirm;
+      request = { claims: claimed.keys.map((key) => holder.claimOf(key)), token: claimed.token, action: this.action };
+      store = holder.store;
+    } catch (error) {
+      // Reading a message may not throw, whatever it holds; should it, the message still leaves, with the reason.
+      if (!w.left) this.out.finish(w, toError(error));
+      else if (!w.ended) this.out.finish(w);
       return;
     }
     this.inFlight.begin();
-    holder.store.settle(
-      { claims: claimed.keys.map((key) => holder.claimOf(key)), token: claimed.token, action: this.action },
-      this.replies,
-      { msg, keys: claimed.keys, pendingMode: holder.confirm, send, done },
-    );
+    try {
+      store.settle(request, this.replies, w);
+    } catch (error) {
+      // Thrown before the store answered (an answer ends the message, and never throws).
+      if (!w.ended) this.replies.error(error, w);
+      else this.out.callbackFailed(error);
+    }
+  }
+
+  /** Sends the message on (or, if it cannot be sent, to Catch) and ends it. */
+  private pass(w: Waiting): void {
+    this.out.send(w.send, 0, w.msg);
+    w.left = true;
+    this.out.finish(w);
   }
 
   private settled(w: Waiting, codes: readonly number[]): void {
@@ -133,8 +168,7 @@ export class ConfirmController {
     if (late === 0 && kept === 0 && notHeld === 0) {
       this.counts.settled += settled;
       this.board.changed();
-      w.send(w.msg);
-      w.done();
+      this.pass(w);
       return;
     }
     this.counts.settled += settled + late;
@@ -142,7 +176,7 @@ export class ConfirmController {
     if (late > 0) problems.push(this.t(`errors.late.${this.action}`, { count: late }));
     if (kept > 0) problems.push(this.t(w.pendingMode ? 'errors.kept' : 'errors.keptConfirmOff', { count: kept }));
     if (notHeld > 0) problems.push(this.t('errors.notHeld', { count: notHeld }));
-    this.fail(w.done, this.t('errors.unmatched', { count: late + kept + notHeld, total: w.keys.length, problems: problems.join('; ') }));
+    this.fail(w, this.t('errors.unmatched', { count: late + kept + notHeld, total: w.keys.length, problems: problems.join('; ') }));
   }
 
   /** Puts the counts on the message: msg.dedup.confirmed (or released), late, kept and notHeld. */
@@ -155,11 +189,11 @@ export class ConfirmController {
     dedup.notHeld = notHeld;
   }
 
-  private fail(done: DoneFunction, text: string): void {
+  private fail(w: Waiting, text: string): void {
     this.counts.failed++;
     confirmFailed(this.node);
     this.board.changed();
-    done(new Error(text));
+    this.out.finish(w, new Error(text));
   }
 }
 

@@ -8,6 +8,7 @@
 import type { DoneFunction, Node, NodeAPI, NodeMessage } from './api';
 import { drainLimit } from './close-times';
 import { errorMessage, toError } from './errors';
+import { Outlet, type Leaving } from './guarded-send';
 import { InFlight } from './in-flight';
 import { resetTarget } from './reset';
 import { StatusBoard } from './status-board';
@@ -19,12 +20,14 @@ export type Translate = (key: string, subs?: Record<string, string | number>) =>
 export class NodeLifecycle {
   readonly t: Translate;
   readonly board: StatusBoard;
+  /** Every send, done() and Catch of the node's messages goes through it (see guarded-send). */
+  readonly out: Outlet;
   private readonly inFlight = new InFlight();
   private bound: BoundStore<unknown> | undefined;
   private readonly closers: ((removed: boolean) => void)[] = [];
   private closing = false;
   /** Answers msg.reset once the store has applied it, in order with the decisions around it. */
-  private readonly resetReplies: Replies<void, DoneFunction>;
+  private readonly resetReplies: Replies<void, Leaving>;
 
   constructor(
     RED: NodeAPI,
@@ -34,14 +37,16 @@ export class NodeLifecycle {
   ) {
     this.t = (key, subs) => RED._(`${type}.${key}`, subs);
     this.board = new StatusBoard(node, () => describeCounts(this.t), this.t);
+    this.out = new Outlet(RED, node, this.t);
+    // finish() never throws: the guard of answers() is not needed here.
     this.resetReplies = {
-      value: (_nothing, done) => {
+      value: (_nothing, w) => {
         this.inFlight.end();
-        done();
+        this.out.finish(w);
       },
-      error: (error, done) => {
+      error: (error, w) => {
         this.inFlight.end();
-        done(toError(error));
+        this.out.finish(w, toError(error));
       },
     };
     node.on('close', (removed, done) => {
@@ -72,21 +77,35 @@ export class NodeLifecycle {
    * The replies a node hands its store with every request, made once per
    * node rather than once per message: each answer counts its request out
    * of flight, a value tells the status the store worked, and both pass on
-   * with the context of their message.
+   * with the context of their message. An answer whose handling throws
+   * (a fault of this pack, never of a message: sends are guarded) is
+   * reported through the node, and its message still leaves and ends: it
+   * is never thrown back at the store, where it would stop Node-RED.
    */
-  answers<T, C>(onValue: (value: T, context: C) => void, onError: (error: unknown, context: C) => void): Replies<T, C> {
+  answers<T, C extends Leaving>(onValue: (value: T, context: C) => void, onError: (error: unknown, context: C) => void): Replies<T, C> {
     return {
       value: (value, context) => {
         this.inFlight.end();
-        this.board.storeWorked();
-        onValue(value, context);
+        try {
+          this.board.storeWorked();
+          onValue(value, context);
+        } catch (thrown) {
+          this.out.rescue(context, thrown);
+        }
       },
       error: (error, context) => {
         this.inFlight.end();
-        onError(error, context);
+        try {
+          onError(error, context);
+        } catch (thrown) {
+          this.out.rescue(context, thrown);
+        }
       },
     };
   }
+
+  /** For the store's batcher: a callback that threw, reported through the node rather than raised. */
+  readonly callbackFailed = (thrown: unknown): void => this.out.callbackFailed(thrown);
 
   /**
    * A node whose configuration cannot start still answers every message, with
@@ -98,10 +117,10 @@ export class NodeLifecycle {
     const status = this.t('status.badConfig', { error: reason });
     this.node.error(text);
     this.board.fixed('red', status);
-    this.node.on('input', (_msg, _send, done) => {
+    this.node.on('input', (msg, _send, done) => {
       // Drawn again, for a Status node that started after this one.
       this.board.fixed('red', status);
-      done(new Error(text));
+      this.out.end(msg, done, new Error(text));
     });
   }
 
@@ -109,11 +128,14 @@ export class NodeLifecycle {
   reset(msg: NodeMessage, store: { reset<C>(id: string | undefined, replies: Replies<void, C>, context: C): void }, done: DoneFunction): boolean {
     const target = resetTarget(msg);
     if (target === undefined) return false;
+    const w: Leaving = { msg, done, left: false, ended: false };
     this.inFlight.begin();
     try {
-      store.reset(target.all ? undefined : target.id, this.resetReplies, done);
+      store.reset(target.all ? undefined : target.id, this.resetReplies, w);
     } catch (error) {
-      this.resetReplies.error(error, done);
+      // Thrown before the store answered (an answer ends the message, and never throws).
+      if (!w.ended) this.resetReplies.error(error, w);
+      else this.out.callbackFailed(error);
     }
     return true;
   }
@@ -123,11 +145,11 @@ export class NodeLifecycle {
    * already have stopped the Catch node that would have received it, so
    * the message's id and the reason go to the log as well.
    */
-  failed(msg: NodeMessage, done: DoneFunction, error: Error): void {
+  failed(w: Leaving, error: Error): void {
     if (this.closing) {
-      this.node.error(this.t('errors.undelivered', { msgid: String(msg._msgid ?? '?'), error: error.message }));
+      this.node.error(this.t('errors.undelivered', { msgid: typeof w.msg._msgid === 'string' ? w.msg._msgid : '?', error: error.message }));
     }
-    done(error);
+    this.out.finish(w, error);
   }
 
   /**

@@ -12,7 +12,8 @@ import { RedisSeenStore } from '../stores/redis-seen-store';
 import type { Replies, SeenStore } from '../stores/types';
 import type { DoneFunction, Node, NodeAPI, NodeMessage, SendFunction } from './api';
 import { registerClaimHolder, unregisterClaimHolder, type ClaimHolder } from './claim-registry';
-import { errorMessage } from './errors';
+import { errorMessage, toError } from './errors';
+import type { Leaving } from './guarded-send';
 import { trackNode, type NodeInsight } from './insight';
 import { fingerprintOf, LostDecisions } from './lost-decisions';
 import { upgradeConfig } from './migrations';
@@ -25,12 +26,10 @@ import { StoreFailurePolicy } from './store-failure';
 export const SENSOR_TYPE = 'sensor-reconnect-dedup';
 
 /** A message waiting on the store: the one object a decision allocates. */
-interface Waiting {
-  msg: NodeMessage;
+interface Waiting extends Leaving {
   prepared: Prepared;
   token: number;
   send: SendFunction;
-  done: DoneFunction;
 }
 
 /**
@@ -89,7 +88,7 @@ export class SensorController {
           reuse: (store) => store.reconfigure(config.seen),
           codec: seenCodec,
         },
-        redis: (client, options) => new RedisSeenStore(client, config.seen, options),
+        redis: (client, options) => new RedisSeenStore(client, config.seen, { ...options, onCallbackError: life.callbackFailed }),
       });
       this.config = config;
       this.keyReading = config.fields === undefined ? undefined : readingKeyer(config.fields);
@@ -124,6 +123,18 @@ export class SensorController {
   }
 
   input(msg: NodeMessage, send: SendFunction, done: DoneFunction): void {
+    try {
+      this.read(msg, send, done);
+    } catch (error) {
+      // Reading a message may not throw, whatever it holds (its decision
+      // never does); should it, the message still leaves, with the reason.
+      this.rejectedOne();
+      this.life.out.end(msg, done, toError(error));
+    }
+  }
+
+  /** Keys the message's readings and hands them on to decide(), in order with the messages before. */
+  private read(msg: NodeMessage, send: SendFunction, done: DoneFunction): void {
     if (resetTarget(msg) !== undefined) {
       this.inOrder(() => this.life.reset(msg, this.bound.store, done));
       return;
@@ -135,7 +146,7 @@ export class SensorController {
       // Key mode `reading`: the payload holds the readings.
       if (!burst && !isRecord(payload)) {
         this.rejectedOne();
-        done(new Error(this.life.t('errors.badPayload', { value: showValue(payload) })));
+        this.life.out.end(msg, done, new Error(this.life.t('errors.badPayload', { value: showValue(payload) })));
         return;
       }
       const keyReading = this.keyReading;
@@ -172,13 +183,23 @@ export class SensorController {
     };
     if (left === 0) finish();
     readings.forEach((raw, index) => {
-      this.RED.util.evaluateJSONataExpression(source.expression, messageOf(raw), (error, value) => {
-        const where = burst ? `msg.payload[${index}]` : 'msg';
+      const where = burst ? `msg.payload[${index}]` : 'msg';
+      let answered = false;
+      const keyed = (error: unknown, value?: unknown): void => {
+        // Once per reading, should the evaluation both answer and throw.
+        if (answered) return;
+        answered = true;
         results[index] = error
-          ? { ok: false, path: null, value: source.text, problem: `the key expression failed: ${error.message}`, where }
+          ? { ok: false, path: null, value: source.text, problem: `the key expression failed: ${errorMessage(error)}`, where }
           : located(propertyKey(value), `${where} → ${source.text}`);
         if (--left === 0) finish();
-      });
+      };
+      try {
+        this.RED.util.evaluateJSONataExpression(source.expression, messageOf(raw), keyed);
+      } catch (error) {
+        // Thrown, not answered: the key fails, and the queue behind this message still moves.
+        keyed(error);
+      }
     });
   }
 
@@ -199,30 +220,43 @@ export class SensorController {
     }
   }
 
+  /** Never throws: it runs from the queue too, where a throw would strand the messages behind. */
   private decide(msg: NodeMessage, prepared: Prepared, send: SendFunction, done: DoneFunction): void {
-    if (!prepared.burst) {
-      const bad = prepared.rejected[0];
-      if (bad !== undefined) {
-        this.rejectedOne();
-        msg.dedup = { decision: 'rejected', ...this.rejectionInfo(bad) };
-        // done(err) alone reaches the Catch node; node.error as well would report it twice.
-        done(this.rejectionError(false, bad));
+    const w: Waiting = { msg, prepared, token: 0, send, done, left: false, ended: false };
+    try {
+      if (!prepared.burst) {
+        const bad = prepared.rejected[0];
+        if (bad !== undefined) {
+          this.rejectedOne();
+          msg.dedup = { decision: 'rejected', ...this.rejectionInfo(bad) };
+          // done(err) alone reaches the Catch node; node.error as well would report it twice.
+          this.life.out.finish(w, this.rejectionError(false, bad));
+          return;
+        }
+      } else {
+        // One error per bad reading, each carrying that reading, so a Catch
+        // flow can quarantine it; the burst itself ends with a plain done().
+        for (const bad of prepared.rejected) {
+          this.life.out.toCatch({ ...msg, payload: bad.raw, dedup: { decision: 'rejected', ...this.rejectionInfo(bad) } }, this.rejectionError(true, bad));
+        }
+      }
+      if (prepared.claims.length === 0) {
+        this.route(w, settleReadings(prepared, []));
         return;
       }
-    } else {
-      // One error per bad reading, each carrying that reading, so a Catch
-      // flow can quarantine it; the burst itself ends with a plain done().
-      for (const bad of prepared.rejected) {
-        this.node.error(this.rejectionError(true, bad), { ...msg, payload: bad.raw, dedup: { decision: 'rejected', ...this.rejectionInfo(bad) } });
-      }
-    }
-    if (prepared.claims.length === 0) {
-      this.route({ msg, prepared, token: 0, send, done }, settleReadings(prepared, []));
+      w.token = (this.lost.empty ? undefined : this.lost.take(fingerprint(msg, prepared))) ?? nextToken();
+    } catch (error) {
+      this.life.out.rescue(w, error);
       return;
     }
-    const token = (this.lost.empty ? undefined : this.lost.take(fingerprint(msg, prepared))) ?? nextToken();
     this.life.begin();
-    this.bound.store.claim({ claims: prepared.claims, token }, this.replies, { msg, prepared, token, send, done });
+    try {
+      this.bound.store.claim({ claims: prepared.claims, token: w.token }, this.replies, w);
+    } catch (error) {
+      // Thrown before the store answered (an answer ends the message, and never throws).
+      if (!w.ended) this.replies.error(error, w);
+      else this.life.callbackFailed(error);
+    }
   }
 
   private storeFailed(w: Waiting, error: unknown): void {
@@ -235,7 +269,7 @@ export class SensorController {
       // Not passed on, so counted with the readings that were not decided.
       this.tally(undecidedCounts(w.prepared));
       this.insight.sensorDecided(w.prepared, undefined);
-      this.life.failed(w.msg, w.done, raised);
+      this.life.failed(w, raised);
       return;
     }
     this.route(w, settleReadings(w.prepared, undefined, errorMessage(error)));
@@ -253,18 +287,19 @@ export class SensorController {
       const admitted = settled.admitted[0];
       if (admitted !== undefined) {
         msg.dedup = { decision: 'admitted', ...reason, ...(settled.replayed > 0 ? { reason: 'replayed' } : {}), key: admitted.key, ...counts, store, ...claim };
-        w.send([msg, null]);
+        this.life.out.send(w.send, 0, msg);
       } else {
         const suppressed = settled.suppressed[0];
         msg.dedup = { decision: 'suppressed', reason: suppressed?.reason ?? 'duplicate', key: suppressed?.keyed.key, ...counts, store };
-        w.send([null, msg]);
+        this.life.out.send(w.send, 1, msg);
       }
-      w.done();
+      w.left = true;
+      this.life.out.finish(w);
       return;
     }
     const keys = settled.admitted.map((k) => k.key);
-    // The audit copy is taken before msg becomes output 1; Node-RED clones
-    // every message of a send after the first, so sharing is safe.
+    // The audit is made before msg becomes output 1; every message sent
+    // after the first goes as a copy (guarded-send), so sharing is safe.
     const audit: NodeMessage = {
       ...msg,
       payload: {
@@ -286,8 +321,22 @@ export class SensorController {
         dedup: { decision: 'admitted', ...reason, key: k.key, index: k.index, ...counts, store, ...claim },
       }));
     }
-    w.send([admitted, audit]);
-    w.done();
+    // In the order one send([admitted, audit]) would deliver them; the
+    // burst leaves through its audit (on output 2, or to Catch).
+    const out = this.life.out;
+    let first = true;
+    if (Array.isArray(admitted)) {
+      for (const one of admitted) {
+        out.send(w.send, 0, one, !first);
+        first = false;
+      }
+    } else if (admitted !== null) {
+      out.send(w.send, 0, admitted);
+      first = false;
+    }
+    out.send(w.send, 1, audit, !first);
+    w.left = true;
+    out.finish(w);
   }
 
   /** A message rejected whole, before any reading of it reached the store. */

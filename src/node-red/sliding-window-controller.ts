@@ -5,7 +5,8 @@ import { MemoryWindowStore, type WindowEntry } from '../stores/memory-window-sto
 import { RedisWindowStore } from '../stores/redis-window-store';
 import type { Replies, WindowOutcome, WindowStore } from '../stores/types';
 import type { DoneFunction, Node, NodeAPI, NodeMessage, SendFunction } from './api';
-import { errorMessage } from './errors';
+import { errorMessage, toError } from './errors';
+import type { Leaving } from './guarded-send';
 import { trackNode, type NodeInsight } from './insight';
 import { fingerprintOf, LostDecisions } from './lost-decisions';
 import { upgradeConfig } from './migrations';
@@ -17,11 +18,9 @@ import { StoreFailurePolicy } from './store-failure';
 export const SLIDING_WINDOW_TYPE = 'sliding-window-dedup';
 
 /** A message waiting on the store for its decision: the one object a decision allocates. */
-interface Waiting {
-  msg: NodeMessage;
+interface Waiting extends Leaving {
   ping: Ping;
   send: SendFunction;
-  done: DoneFunction;
 }
 
 /**
@@ -66,7 +65,7 @@ export class SlidingWindowController {
           reuse: (store) => store.reconfigure(config.settings),
           codec: windowCodec,
         },
-        redis: (client, options) => new RedisWindowStore(client, config.settings, options),
+        redis: (client, options) => new RedisWindowStore(client, config.settings, { ...options, onCallbackError: life.callbackFailed }),
       });
       this.config = config;
     } catch (error) {
@@ -89,8 +88,28 @@ export class SlidingWindowController {
   }
 
   input(msg: NodeMessage, send: SendFunction, done: DoneFunction): void {
-    const store = this.bound.store;
-    if (this.life.reset(msg, store, done)) return;
+    let w: Waiting | undefined;
+    try {
+      w = this.read(msg, send, done);
+    } catch (error) {
+      // Reading a message may not throw, whatever it holds; should it, the message still leaves, with the reason.
+      this.life.out.end(msg, done, toError(error));
+      return;
+    }
+    if (w === undefined) return;
+    this.life.begin();
+    try {
+      this.bound.store.decide(w.ping, this.replies, w);
+    } catch (error) {
+      // Thrown before the store answered (an answer ends the message, and never throws).
+      if (!w.ended) this.replies.error(error, w);
+      else this.life.callbackFailed(error);
+    }
+  }
+
+  /** The message's ping, waiting for its decision; undefined when the message has ended already (a reset, a bad ping). */
+  private read(msg: NodeMessage, send: SendFunction, done: DoneFunction): Waiting | undefined {
+    if (this.life.reset(msg, this.bound.store, done)) return undefined;
     const paths = this.config.paths;
     // One object for every message, filled in place: readPing keeps nothing of it.
     const raw = this.raw;
@@ -107,13 +126,12 @@ export class SlidingWindowController {
       this.insight.rejected(1);
       this.life.board.changed();
       const label = paths[read.field]?.label ?? read.field;
-      done(new Error(this.life.t('errors.badField', { path: label, value: read.value, problem: read.problem })));
-      return;
+      this.life.out.end(msg, done, new Error(this.life.t('errors.badField', { path: label, value: read.value, problem: read.problem })));
+      return undefined;
     }
     const ping = read.ping;
     if (!this.lost.empty && this.lost.take(fingerprintOf(msg._msgid, contentOf(ping))) === true) ping.retry = true;
-    this.life.begin();
-    store.decide(ping, this.replies, { msg, ping, send, done });
+    return { msg, ping, send, done, left: false, ended: false };
   }
 
   private route(w: Waiting, outcome: WindowOutcome): void {
@@ -133,8 +151,14 @@ export class SlidingWindowController {
     else this.counts.suppressed++;
     this.insight.windowDecided(ping, outcome);
     this.life.board.changed();
-    w.send(outcome.admit ? [msg, null] : [null, msg]);
-    w.done();
+    this.leave(w, outcome.admit ? 0 : 1);
+  }
+
+  /** Sends the message on its output (or, if it cannot be sent, to Catch) and ends it. */
+  private leave(w: Waiting, port: number): void {
+    this.life.out.send(w.send, port, w.msg);
+    w.left = true;
+    this.life.out.finish(w);
   }
 
   private storeFailed(w: Waiting, error: unknown): void {
@@ -144,7 +168,7 @@ export class SlidingWindowController {
     if (raised !== undefined) {
       // The call may still run on the server: a retry of this very message is recognised.
       this.lost.remember(fingerprintOf(msg._msgid, contentOf(ping)), true);
-      this.life.failed(msg, w.done, raised);
+      this.life.failed(w, raised);
       return;
     }
     msg.dedup = {
@@ -162,8 +186,7 @@ export class SlidingWindowController {
     this.counts.admitted++;
     this.insight.windowDecided(ping, undefined);
     this.life.board.changed();
-    w.send([msg, null]);
-    w.done();
+    this.leave(w, 0);
   }
 }
 

@@ -33,6 +33,11 @@ import { observeRedisCall } from '../metrics/redis-calls';
  * are made once per node. With a burst of 200,000 messages in flight, every
  * object per message is garbage the collector walks while the burst is
  * still alive (profiled with npm run bench).
+ *
+ * A callback that throws never stops the others, nor the process: the
+ * error goes to onCallbackError (a node reports it through itself), and
+ * is not raised again. Raised as an uncaught exception, as it once was, a
+ * message Node-RED could not copy in a send stopped Node-RED.
  */
 export class TimeoutError extends Error {
   constructor(ms: number, cause?: string) {
@@ -60,6 +65,13 @@ export interface BatcherOptions<Item, Result> {
   maxInFlight?: number;
   /** The connection's latest error, named in a TimeoutError ("connect ECONNREFUSED ..."). */
   cause?: () => string | undefined;
+  /**
+   * Told of a callback that threw, with the request's context; the other
+   * requests of the call still get their answers. Without it, the error
+   * becomes a process warning (process.emitWarning): never an uncaught
+   * exception.
+   */
+  onCallbackError?: (error: unknown, context: unknown) => void;
 }
 
 const DEFAULT_MAX_IN_FLIGHT = 8;
@@ -96,9 +108,11 @@ export class TickBatcher<Item, Result> {
   private scheduled = false;
   private readonly maxInFlight: number;
   private readonly flushNow = (): void => this.flush();
+  private readonly onCallbackError: (error: unknown, context: unknown) => void;
 
   constructor(private readonly options: BatcherOptions<Item, Result>) {
     this.maxInFlight = options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT;
+    this.onCallbackError = options.onCallbackError ?? warnOfCallback;
   }
 
   /** Calls waiting or out at Redis; for tests and the close of a node. */
@@ -157,7 +171,7 @@ export class TickBatcher<Item, Result> {
     for (const call of calls) {
       if (call.settled) continue;
       call.settled = true;
-      answerAll(call, error);
+      this.answerAll(call, error);
     }
   }
 
@@ -218,8 +232,8 @@ export class TickBatcher<Item, Result> {
     this.inFlight--;
     this.sent.delete(call);
     if (call === this.head) this.stopClock();
-    if (results === undefined) answerAll(call, this.explain(error));
-    else for (let i = 0; i < call.onResults.length; i++) answer(call.onResults[i] as AnyResult, results[i], call.contexts[i]);
+    if (results === undefined) this.answerAll(call, this.explain(error));
+    else for (let i = 0; i < call.onResults.length; i++) this.answer(call.onResults[i] as AnyResult, results[i], call.contexts[i]);
     this.pump();
     this.startClock();
   }
@@ -273,25 +287,30 @@ export class TickBatcher<Item, Result> {
     return new Error(`Redis is unreachable: ${cause}`, { cause: error });
   }
 
-
-}
-
-function answerAll(call: Call<unknown>, error: unknown): void {
-  for (let i = 0; i < call.onErrors.length; i++) answer(call.onErrors[i] as AnyError, error, call.contexts[i]);
-}
-
-/**
- * Hands one request its answer. A callback that throws is raised again on
- * its own (as an uncaught exception, much as a throwing promise reaction
- * becomes an unhandled rejection) so that the other requests of the call
- * still get their answers.
- */
-function answer(callback: AnyResult | AnyError, value: unknown, context: unknown): void {
-  try {
-    callback(value, context);
-  } catch (error) {
-    queueMicrotask(() => {
-      throw error;
-    });
+  private answerAll(call: Call<unknown>, error: unknown): void {
+    for (let i = 0; i < call.onErrors.length; i++) this.answer(call.onErrors[i] as AnyError, error, call.contexts[i]);
   }
+
+  /**
+   * Hands one request its answer. A callback that throws is reported to
+   * onCallbackError, so that the other requests of the call still get
+   * their answers and the process goes on.
+   */
+  private answer(callback: AnyResult | AnyError, value: unknown, context: unknown): void {
+    try {
+      callback(value, context);
+    } catch (error) {
+      try {
+        this.onCallbackError(error, context);
+      } catch (reportFailed) {
+        warnOfCallback(error);
+        warnOfCallback(reportFailed);
+      }
+    }
+  }
+}
+
+/** Where a throwing callback goes when nobody asked to be told: a warning, not a crash. */
+function warnOfCallback(error: unknown): void {
+  process.emitWarning(error instanceof Error ? error : new Error(String(error)), 'TickBatcherCallbackError');
 }

@@ -67,6 +67,7 @@ export class RedisSeenStore implements SeenStore {
       maxBatch: options.maxBatch ?? DEFAULT_MAX_BATCH,
       timeoutMs: options.timeoutMs,
       ...(options.cause ? { cause: options.cause } : {}),
+      ...(options.onCallbackError ? { onCallbackError: options.onCallbackError } : {}),
     });
   }
 

@@ -61,6 +61,7 @@ export class RedisWindowStore implements WindowStore {
       maxBatch: Math.min(options.maxBatch ?? DEFAULT_MAX_BATCH, MAX_BATCH_LIMIT),
       timeoutMs: options.timeoutMs,
       ...(options.cause ? { cause: options.cause } : {}),
+      ...(options.onCallbackError ? { onCallbackError: options.onCallbackError } : {}),
     });
   }
 

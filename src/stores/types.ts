@@ -85,4 +85,6 @@ export interface RedisStoreOptions {
   maxBatch?: number;
   /** The connection's latest error, to name the cause when Redis does not answer. */
   cause?: () => string | undefined;
+  /** Told of a reply callback that threw (see TickBatcher): the node reports it; it is never raised. */
+  onCallbackError?: (error: unknown) => void;
 }

@@ -406,33 +406,80 @@ describe('redis/tick-batcher TickBatcher', () => {
       assert.equal(byContext.get('server')?.message, 'ERR wrong number of arguments', 'a server error is shown as it is');
     });
 
-    it('answers the other requests of a call when one callback throws, and raises that error on its own', async () => {
-      const { batcher } = fakeBatcher();
-      const heard = listener();
-      const uncaught: unknown[] = [];
-      // Mocha's own handler would fail the test; this test expects the error.
+    /** Runs `body` with every uncaught exception and process warning recorded instead of handled by mocha or printed. */
+    async function watchingTheProcess(body: (seen: { uncaught: unknown[]; warnings: Error[] }) => Promise<void>): Promise<{ uncaught: unknown[]; warnings: Error[] }> {
+      const seen = { uncaught: [] as unknown[], warnings: [] as Error[] };
+      // Mocha's own handler would fail the test at once; this test reports what it saw instead.
       const mochaHandlers = process.listeners('uncaughtException');
+      const warningHandlers = process.listeners('warning');
       process.removeAllListeners('uncaughtException');
-      process.on('uncaughtException', (error) => uncaught.push(error));
+      process.removeAllListeners('warning');
+      process.on('uncaughtException', (error) => seen.uncaught.push(error));
+      process.on('warning', (warning) => seen.warnings.push(warning));
       try {
-        batcher.submit({ group: 0, value: 'a' }, heard.onResult, heard.onError, 'a');
-        batcher.submit(
-          { group: 0, value: 'b' },
-          () => {
-            throw new Error('a flow bug');
-          },
-          heard.onError,
-          'b',
-        );
-        batcher.submit({ group: 0, value: 'c' }, heard.onResult, heard.onError, 'c');
-        await until(() => heard.results.length === 2 && uncaught.length === 1);
+        await body(seen);
+        // An exception raised again later (a microtask, a timer) would land here.
+        await turn();
+        await sleep(5);
       } finally {
         process.removeAllListeners('uncaughtException');
+        process.removeAllListeners('warning');
         for (const handler of mochaHandlers) process.on('uncaughtException', handler);
+        for (const handler of warningHandlers) process.on('warning', handler);
       }
+      return seen;
+    }
+
+    const throwing = (): never => {
+      throw new Error('a flow bug');
+    };
+
+    it('answers the other requests of a call when one callback throws, and tells onCallbackError, never the process', async () => {
+      const told: { error: unknown; context: unknown }[] = [];
+      const { batcher } = fakeBatcher({ onCallbackError: (error, context) => told.push({ error, context }) });
+      const heard = listener();
+      const seen = await watchingTheProcess(async () => {
+        batcher.submit({ group: 0, value: 'a' }, heard.onResult, heard.onError, 'a');
+        batcher.submit({ group: 0, value: 'b' }, throwing, heard.onError, 'b');
+        batcher.submit({ group: 0, value: 'c' }, heard.onResult, heard.onError, 'c');
+        await until(() => heard.results.length === 2 && told.length === 1);
+      });
       assert.deepEqual(heard.results.map((r) => r.context), ['a', 'c']);
-      assert.equal((uncaught[0] as Error).message, 'a flow bug');
       assert.deepEqual(heard.errors, []);
+      assert.deepEqual(told.map((t) => [(t.error as Error).message, t.context]), [['a flow bug', 'b']]);
+      assert.deepEqual(seen.uncaught, [], 'nothing raised as an uncaught exception');
+      assert.deepEqual(seen.warnings, []);
+
+      // A failed call's error callbacks likewise.
+      const failed = listener();
+      const failing = fakeBatcher({ send: () => Promise.reject(new Error('down')), onCallbackError: (error, context) => told.push({ error, context }) });
+      const again = await watchingTheProcess(async () => {
+        failing.batcher.submit({ group: 0, value: 'e' }, failed.onResult, throwing, 'e');
+        failing.batcher.submit({ group: 0, value: 'f' }, failed.onResult, failed.onError, 'f');
+        await until(() => failed.errors.length === 1 && told.length === 2);
+      });
+      assert.deepEqual(told.map((t) => t.context), ['b', 'e']);
+      assert.deepEqual(failed.errors.map((e) => [(e.error as Error).message, e.context]), [['down', 'f']]);
+      assert.deepEqual(again.uncaught, []);
+    });
+
+    it('makes a throwing callback a process warning when nobody is told, or when telling throws too: never an uncaught exception', async () => {
+      const { batcher } = fakeBatcher();
+      const reporting = fakeBatcher({
+        onCallbackError: () => {
+          throw new Error('the report failed');
+        },
+      });
+      const heard = listener();
+      const seen = await watchingTheProcess(async (s) => {
+        batcher.submit({ group: 0, value: 'a' }, throwing, heard.onError, 'a');
+        batcher.submit({ group: 0, value: 'b' }, heard.onResult, heard.onError, 'b');
+        reporting.batcher.submit({ group: 0, value: 'c' }, throwing, heard.onError, 'c');
+        await until(() => heard.results.length === 1 && s.warnings.length === 3);
+      });
+      assert.deepEqual(seen.uncaught, []);
+      assert.deepEqual(seen.warnings.map((w) => w.message), ['a flow bug', 'a flow bug', 'the report failed']);
+      assert.deepEqual(heard.results.map((r) => r.context), ['b']);
     });
   });
 
