@@ -385,7 +385,7 @@ describe('the dedup sidebar in the Node-RED editor (Chromium)', function () {
   it('shows in the sensor dialog the preset its fields follow, or none, and fills the fields from a chosen one', async function () {
     await editor.openEditDialog('bins', '#dedup-preset');
     assert.equal(await editor.page.locator('#dedup-preset').inputValue(), 'flat', 'flat fields: the flat preset, not The Things Stack');
-    await editor.page.locator('#dedup-preset').selectOption('tts');
+    await editor.page.locator('#dedup-preset').selectOption('tts-device');
     await editor.page.locator('#dedup-preset-apply').click();
     assert.equal(await editor.page.locator('#node-input-deviceField').inputValue(), 'end_device_ids.dev_eui', 'Fill in puts the preset into the fields');
     await editor.page.locator('#node-dialog-cancel').click();
