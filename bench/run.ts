@@ -264,7 +264,7 @@ async function main(): Promise<void> {
           for (const p of result.phases) log(`  latency cluster   ${thousands(p.rate).padStart(6)}/s  p50 ${p.latency.p50.toFixed(2)} p99 ${p.latency.p99.toFixed(2)} ms, Redis ${(p.redisCpuUsPerMsg ?? Number.NaN).toFixed(1)} µs each`);
         });
       });
-      await (cluster as RedisClusterHandle | undefined)?.stop();
+      await cluster?.stop();
       log('bench: horizontal done');
     }
 

@@ -236,7 +236,7 @@ export async function loadDedup(
   };
 }
 
-// eslint-disable-next-line @typescript-eslint/no-require-imports -- Node-RED's hook registry, untyped
+ 
 const hooks: { add(name: string, hook: (event: { msg: Msg; node: { id: string } }) => void): void; remove(name: string): void } =
   require('@node-red/util').hooks;
 
