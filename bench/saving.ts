@@ -71,7 +71,7 @@ function assetId(i: number): string {
 }
 
 /** Runs `work` while a setImmediate probe measures the longest turn anything else held the loop. */
-async function probed(work: () => Promise<unknown>): Promise<LoopHold> {
+async function probed(work: () => unknown): Promise<LoopHold> {
   let longest = 0;
   let last = performance.now();
   let running = true;
@@ -119,7 +119,7 @@ export async function measureSaving(job: SavingJob): Promise<SavingResult> {
     const idle = await probed(() => wait(Math.max(fullSave.ms, compaction.ms)));
     const entries = store.keys().map((key) => store.entry(key));
     let jsonBytes = 0;
-    const json = await probed(async () => {
+    const json = await probed(() => {
       jsonBytes = Buffer.byteLength(JSON.stringify(entries, null, 4));
     });
 

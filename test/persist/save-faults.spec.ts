@@ -138,8 +138,8 @@ class SmallDisk implements SaveFiles {
     };
   }
 
-  rename = realFiles.rename;
-  unlink = realFiles.unlink;
+  rename: SaveFiles['rename'] = (from, to) => realFiles.rename(from, to);
+  unlink: SaveFiles['unlink'] = (path) => realFiles.unlink(path);
 }
 
 interface Rig<S> {
