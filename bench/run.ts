@@ -56,7 +56,7 @@ import { renderPerformanceDoc } from './performance-doc';
 import { thousands } from './stats';
 import type { TrialJob, TrialResult } from './worker';
 
-/* eslint-disable-next-line @typescript-eslint/no-require-imports */
+/* eslint-disable-next-line @typescript-eslint/no-require-imports -- the compiled code in nodes/, which is what Node-RED runs; types from src/ */
 const { scriptSource } = require('../nodes/redis/scripts') as typeof import('../src/redis/scripts');
 
 /** One round, in order: each ratio line sits between two filter trials. */

@@ -27,7 +27,7 @@ import type { WindowEntry } from '../src/stores/memory-window-store';
 import { PING_EPOCH_MS } from './data';
 import { answerParent, gc } from './runtime';
 
-/* eslint-disable @typescript-eslint/no-require-imports */
+/* eslint-disable @typescript-eslint/no-require-imports -- the compiled code in nodes/, which is what Node-RED runs; types from src/ */
 const { MemoryWindowStore } = require('../nodes/stores/memory-window-store') as typeof import('../src/stores/memory-window-store');
 const { StateJournal } = require('../nodes/persist/state-journal') as typeof import('../src/persist/state-journal');
 const { windowCodec } = require('../nodes/persist/codecs') as typeof import('../src/persist/codecs');
