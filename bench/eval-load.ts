@@ -23,7 +23,7 @@ import type { Ping } from '../src/core/sliding-window';
 import { PING_EPOCH_MS } from './data';
 import { answerParent, redisCpuSeconds } from './runtime';
 
-/* eslint-disable @typescript-eslint/no-require-imports */
+/* eslint-disable @typescript-eslint/no-require-imports -- the compiled code in nodes/, which is what Node-RED runs; types from src/ */
 const { encodePings } = require('../nodes/stores/redis-window-store') as typeof import('../src/stores/redis-window-store');
 const { epochKey, windowRecordKey, WINDOW_SEGMENT } = require('../nodes/redis/key-names') as typeof import('../src/redis/key-names');
 /* eslint-enable @typescript-eslint/no-require-imports */

@@ -32,7 +32,7 @@ import { Sink } from './worker';
 
 process.setSourceMapsEnabled(false);
 
-/* eslint-disable @typescript-eslint/no-require-imports */
+/* eslint-disable @typescript-eslint/no-require-imports -- the compiled code in nodes/, which is what Node-RED runs; types from src/ */
 const { defineDedupScripts } = require('../nodes/redis/scripts') as typeof import('../src/redis/scripts');
 const { RedisWindowStore } = require('../nodes/stores/redis-window-store') as typeof import('../src/stores/redis-window-store');
 /* eslint-enable @typescript-eslint/no-require-imports */

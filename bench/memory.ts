@@ -17,7 +17,7 @@ import { PING_EPOCH_MS, reading, READINGS_PER_BURST, type Reading } from './data
 import { answerParent, drive, heapAfterGc, usedMemory } from './runtime';
 
 // The compiled code in nodes/, which is what Node-RED runs; types from src/.
-/* eslint-disable @typescript-eslint/no-require-imports */
+/* eslint-disable @typescript-eslint/no-require-imports -- the compiled code in nodes/, which is what Node-RED runs; types from src/ */
 const { eventFingerprint } = require('../nodes/core/event-fingerprint') as typeof import('../src/core/event-fingerprint');
 const { idempotencyKey } = require('../nodes/core/idempotency-key') as typeof import('../src/core/idempotency-key');
 const { parseInstant } = require('../nodes/core/instant') as typeof import('../src/core/instant');

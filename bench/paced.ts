@@ -159,7 +159,7 @@ class BatcherProbe {
     const proto = TickBatcher.prototype as unknown as Record<string, (...args: unknown[]) => unknown>;
     const { submit, dispatch, finish } = proto;
     if (typeof submit !== 'function' || typeof dispatch !== 'function' || typeof finish !== 'function') return false;
-    // eslint-disable-next-line @typescript-eslint/no-this-alias
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- the patched methods need both their own this (the batcher) and the probe
     const probe = this;
     proto.submit = function (this: unknown, item: unknown, ...rest: unknown[]) {
       if (probe.active && typeof item === 'object' && item !== null) probe.submitted.set(item, performance.now());

@@ -56,7 +56,7 @@ import { renderPerformanceDoc } from './performance-doc';
 import { thousands } from './stats';
 import type { TrialJob, TrialResult } from './worker';
 
-/* eslint-disable-next-line @typescript-eslint/no-require-imports */
+/* eslint-disable-next-line @typescript-eslint/no-require-imports -- the compiled code in nodes/, which is what Node-RED runs; types from src/ */
 const { scriptSource } = require('../nodes/redis/scripts') as typeof import('../src/redis/scripts');
 
 /** One round, in order: each ratio line sits between two filter trials. */
@@ -264,7 +264,7 @@ async function main(): Promise<void> {
           for (const p of result.phases) log(`  latency cluster   ${thousands(p.rate).padStart(6)}/s  p50 ${p.latency.p50.toFixed(2)} p99 ${p.latency.p99.toFixed(2)} ms, Redis ${(p.redisCpuUsPerMsg ?? Number.NaN).toFixed(1)} µs each`);
         });
       });
-      await (cluster as RedisClusterHandle | undefined)?.stop();
+      await cluster?.stop();
       log('bench: horizontal done');
     }
 

@@ -27,7 +27,7 @@ import type { WindowEntry } from '../src/stores/memory-window-store';
 import { PING_EPOCH_MS } from './data';
 import { answerParent, gc } from './runtime';
 
-/* eslint-disable @typescript-eslint/no-require-imports */
+/* eslint-disable @typescript-eslint/no-require-imports -- the compiled code in nodes/, which is what Node-RED runs; types from src/ */
 const { MemoryWindowStore } = require('../nodes/stores/memory-window-store') as typeof import('../src/stores/memory-window-store');
 const { StateJournal } = require('../nodes/persist/state-journal') as typeof import('../src/persist/state-journal');
 const { windowCodec } = require('../nodes/persist/codecs') as typeof import('../src/persist/codecs');
@@ -71,7 +71,7 @@ function assetId(i: number): string {
 }
 
 /** Runs `work` while a setImmediate probe measures the longest turn anything else held the loop. */
-async function probed(work: () => Promise<unknown>): Promise<LoopHold> {
+async function probed(work: () => unknown): Promise<LoopHold> {
   let longest = 0;
   let last = performance.now();
   let running = true;
@@ -119,7 +119,7 @@ export async function measureSaving(job: SavingJob): Promise<SavingResult> {
     const idle = await probed(() => wait(Math.max(fullSave.ms, compaction.ms)));
     const entries = store.keys().map((key) => store.entry(key));
     let jsonBytes = 0;
-    const json = await probed(async () => {
+    const json = await probed(() => {
       jsonBytes = Buffer.byteLength(JSON.stringify(entries, null, 4));
     });
 

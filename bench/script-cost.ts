@@ -229,7 +229,7 @@ async function alone(): Promise<ScriptCostResult> {
     repeats: Number(process.env.SCRIPT_COST_REPEATS ?? 3),
     ...(process.env.SCRIPT_COST_LUA ? { lua: process.env.SCRIPT_COST_LUA } : {}),
   };
-  /* eslint-disable-next-line @typescript-eslint/no-require-imports */
+  /* eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only when no port is given and it starts its own Redis (report.ts imports this file for its table) */
   const { startOwnRedis } = require('./redis') as typeof import('./redis');
   const redis = await startOwnRedis();
   try {

@@ -10,25 +10,32 @@ import { editorSettings } from './node-red/editor-settings';
 export = function registerDedupRedis(RED: NodeAPI): void {
   function DedupRedisNode(this: Node<DedupRedisCredentials> & Partial<RedisConfigNode>, def: DedupRedisDef): void {
     RED.nodes.createNode(this, def);
-    const node = this;
-    node.label = labelOf(def);
+    this.label = labelOf(def);
     try {
-      def = upgradeConfig('dedup-redis', def, (version, supported) => node.warn(RED._('dedup-redis.warnings.newerConfig', { version, supported })));
-      const settings = settingsFromDef(def, node.credentials ?? {});
-      node.connection = new SharedConnection(settings);
+      def = upgradeConfig('dedup-redis', def, (version, supported) => this.warn(RED._('dedup-redis.warnings.newerConfig', { version, supported })));
+      const settings = settingsFromDef(def, this.credentials ?? {});
+      this.connection = new SharedConnection(settings);
       if (settings.mode === 'cluster' && /[{}]/.test(settings.keyPrefix)) {
         // It works, but every key shares the prefix's hash tag: one slot, one primary.
-        node.warn(RED._('dedup-redis.warnings.clusterPrefix', { prefix: settings.keyPrefix }));
+        this.warn(RED._('dedup-redis.warnings.clusterPrefix', { prefix: settings.keyPrefix }));
       }
     } catch (error) {
       // Users report it on their own status and messages, naming this node.
-      node.problem = errorMessage(error);
-      node.error(RED._('dedup-redis.errors.badConfig', { error: node.problem }));
+      this.problem = errorMessage(error);
+      this.error(RED._('dedup-redis.errors.badConfig', { error: this.problem }));
       return;
     }
-    const connection = node.connection;
-    node.on('close', (_removed, done) => {
-      connection.closeWhenIdle(CONFIG_WAIT_MS).finally(done);
+    const connection = this.connection;
+    this.on('close', (_removed, done) => {
+      connection.closeWhenIdle(CONFIG_WAIT_MS).then(
+        () => done(),
+        // It does not reject (a quit that fails falls back to disconnect),
+        // but if it ever did, the close must still finish and say why.
+        (error: unknown) => {
+          this.error(errorMessage(error));
+          done();
+        },
+      );
     });
   }
 

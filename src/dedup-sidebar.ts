@@ -8,6 +8,7 @@ import { runWhatIfJob } from './tune/threads';
 import { ttlWhatIf } from './tune/ttl-what-if';
 import { MAX_UPLOAD_BYTES, MAX_UPLOAD_PINGS, readUpload, UPLOAD_IDLE_MS } from './tune/upload';
 import type { WhatIfRequest } from './tune/what-if';
+import { textOf } from './core/fields';
 
 /**
  * The dedup sidebar's runtime half (a Node-RED plugin, package.json
@@ -119,7 +120,7 @@ export = function registerDedupSidebar(RED: PluginAPI): void {
         fail(res, 400, 'list.tooMany', { list: name, value: items, max: MAX_VALUES });
         return undefined;
       }
-      const parsed = parseList(Array.isArray(given) ? given : String(given));
+      const parsed = parseList(Array.isArray(given) ? given : textOf(given));
       if (!parsed.ok) {
         fail(res, 400, `list.${parsed.problem}`, { list: name, value: parsed.value, max: MAX_VALUES });
         return undefined;

@@ -64,6 +64,21 @@ export function showValue(value: unknown): string {
   return text.length > 80 ? `${text.slice(0, 77)}...` : text;
 }
 
+/**
+ * The text a value stands for where a string is expected: a string as it
+ * is, another primitive as String() writes it, an object as its JSON (so it
+ * reads as what it holds, never as "[object Object]").
+ */
+export function textOf(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (typeof value !== 'object' || value === null) return String(value);
+  try {
+    return JSON.stringify(value) ?? describeType(value);
+  } catch {
+    return describeType(value);
+  }
+}
+
 export function describeType(value: unknown): string {
   if (value === null || value === undefined) return String(value);
   if (Array.isArray(value)) return 'an array';

@@ -87,9 +87,9 @@ export function pingAt(columns: PingColumns, i: number, into: Ping): Ping {
   into.t = columns.t[i] as number;
   into.lat = columns.lat[i] as number;
   into.lon = columns.lon[i] as number;
-  into.heading = columns.heading[i] as number;
-  into.accuracy = columns.accuracy[i] as number;
-  into.events = columns.events[i] as number;
+  into.heading = columns.heading[i];
+  into.accuracy = columns.accuracy[i];
+  into.events = columns.events[i];
   into.retry = false;
   return into;
 }

@@ -60,9 +60,9 @@ export class RuleColumns {
     into.t = this.t[i] as number;
     into.lat = this.lat[i] as number;
     into.lon = this.lon[i] as number;
-    into.heading = this.heading[i] as number;
-    into.accuracy = this.accuracy[i] as number;
-    into.events = this.events[i] as number;
+    into.heading = this.heading[i];
+    into.accuracy = this.accuracy[i];
+    into.events = this.events[i];
     return into;
   }
 }

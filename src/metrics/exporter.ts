@@ -133,7 +133,7 @@ const confirmKeys = new Counter({
     const flows = new Map<string, string>();
     for (const c of confirmCounters()) {
       const labels = labelsOf(c.id, c.name, flows);
-      for (let i = 0; i < CONFIRM_OUTCOMES.length; i++) this.inc({ ...labels, outcome: CONFIRM_OUTCOMES[i] as string }, c.keys[i] as number);
+      for (let i = 0; i < CONFIRM_OUTCOMES.length; i++) this.inc({ ...labels, outcome: CONFIRM_OUTCOMES[i] }, c.keys[i] as number);
     }
   },
 });
@@ -158,12 +158,12 @@ const storeFailures = new Counter({
   collect() {
     this.reset();
     for (const { labels, subject, counters } of scrapeNodes()) {
-      for (let i = 0; i < FAILURE_CAUSES.length; i++) this.inc({ ...labels, type: subject.type, cause: FAILURE_CAUSES[i] as string }, counters.failures[i] as number);
+      for (let i = 0; i < FAILURE_CAUSES.length; i++) this.inc({ ...labels, type: subject.type, cause: FAILURE_CAUSES[i] }, counters.failures[i] as number);
     }
     const flows = new Map<string, string>();
     for (const c of confirmCounters()) {
       const labels = labelsOf(c.id, c.name, flows);
-      for (let i = 0; i < FAILURE_CAUSES.length; i++) this.inc({ ...labels, type: 'dedup-confirm', cause: FAILURE_CAUSES[i] as string }, c.failures[i] as number);
+      for (let i = 0; i < FAILURE_CAUSES.length; i++) this.inc({ ...labels, type: 'dedup-confirm', cause: FAILURE_CAUSES[i] }, c.failures[i] as number);
     }
   },
 });

@@ -1,10 +1,12 @@
+import { textOf } from '../core/fields';
+
 /**
  * Numbers from a node's saved config. The editor stores what was typed, as a
  * string; `${ENV}` references are already substituted by the runtime.
  */
 export function positiveNumber(value: unknown, name: string, fallback: number): number {
   if (value === undefined || value === null || value === '') return fallback;
-  const n = typeof value === 'number' ? value : Number(String(value).trim());
+  const n = typeof value === 'number' ? value : Number(textOf(value).trim());
   if (!Number.isFinite(n) || n <= 0) {
     throw new Error(`${name} must be a positive number, not ${JSON.stringify(value)}`);
   }
@@ -19,8 +21,8 @@ export function positiveInteger(value: unknown, name: string, fallback: number):
 
 /** An optional bound: blank means none. */
 export function optionalNumber(value: unknown, name: string): number | undefined {
-  if (value === undefined || value === null || String(value).trim() === '') return undefined;
-  const n = typeof value === 'number' ? value : Number(String(value).trim());
+  if (value === undefined || value === null || textOf(value).trim() === '') return undefined;
+  const n = typeof value === 'number' ? value : Number(textOf(value).trim());
   if (!Number.isFinite(n)) throw new Error(`${name} must be a number or blank, not ${JSON.stringify(value)}`);
   return n;
 }
@@ -43,7 +45,7 @@ export function isBlank(value: unknown): boolean {
 /** A number of 0 or more (0 usually meaning "off"). */
 export function nonNegativeNumber(value: unknown, name: string, fallback: number): number {
   if (value === undefined || value === null || value === '') return fallback;
-  const n = typeof value === 'number' ? value : Number(String(value).trim());
+  const n = typeof value === 'number' ? value : Number(textOf(value).trim());
   if (!Number.isFinite(n) || n < 0) throw new Error(`${name} must be 0 or more, not ${JSON.stringify(value)}`);
   return n;
 }

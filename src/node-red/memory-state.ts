@@ -153,7 +153,7 @@ export function holdMemoryStore<S extends Persistable<E>, E>(
       warn(`could not read the saved state in ${persistence.dir}: ${errorMessage(error)}; starting empty`);
     }
     attach(store, journal, persistence, warn, saving);
-    entry.journal = journal as StateJournal<unknown>;
+    entry.journal = journal;
   } else if (persistence.dir !== undefined) {
     // Saving is off: a state saved earlier would only go stale.
     entry.removal = removeDir(persistence.dir);
@@ -233,7 +233,7 @@ function adjustJournal<E>(
   const current = entry.journal as StateJournal<E> | undefined;
   if (current !== undefined && wanted && current.directory === persistence.dir) {
     attach(store, current, persistence, warn, saving);
-    return current as StateJournal<unknown>;
+    return current;
   }
   store.onChange = undefined;
   store.onClear = undefined;
@@ -257,5 +257,5 @@ function adjustJournal<E>(
   const journal = journalFor(store, persistence, codec, warn, entry.removal);
   attach(store, journal, persistence, warn, saving);
   void journal.compact();
-  return journal as StateJournal<unknown>;
+  return journal;
 }

@@ -14,6 +14,8 @@
  * Pure: no Node-RED, no I/O; the input object is never modified.
  */
 
+import { textOf } from '../core/fields';
+
 /** The config version this release writes and reads. */
 export const CONFIG_VERSION = 2;
 
@@ -67,7 +69,7 @@ export const MIGRATIONS: Readonly<Record<DedupNodeType, readonly MigrationStep[]
 function sensorFieldsAsPaths(config: SavedConfig): Record<string, unknown> {
   const { contentFields, valueMin, valueMax, ...rest } = config;
   const bound = (value: unknown, absent: number): unknown => (value === undefined ? absent : value);
-  const names = String(contentFields ?? 'fill_pct').split(',').map((name) => name.trim()).filter((name) => name !== '');
+  const names = textOf(contentFields ?? 'fill_pct').split(',').map((name) => name.trim()).filter((name) => name !== '');
   const ts = plainName(config.tsField, 'ts');
   const measures = [...new Set(names)]
     .filter((name) => name !== ts)

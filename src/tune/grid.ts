@@ -55,7 +55,7 @@ export function decideAll(columns: PingColumns, settings: MemoryWindowSettings):
   }
   const reasons: Partial<Record<WindowReason, number>> = {};
   WINDOW_REASON_BY_CODE.forEach((reason, code) => {
-    if (reason !== undefined && (byCode[code] as number) > 0) reasons[reason] = byCode[code] as number;
+    if (reason !== undefined && (byCode[code] as number) > 0) reasons[reason] = byCode[code];
   });
   return cell(settings.minSeconds, settings.minMetres, columns.size, admitted, reasons);
 }

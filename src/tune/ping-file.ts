@@ -1,5 +1,6 @@
 import { createReadStream } from 'fs';
 import { readPing, type RawPing } from '../core/ping';
+import { textOf } from '../core/fields';
 import { PingColumns, PingColumnsBuilder } from '../core/ping-columns';
 
 /**
@@ -356,7 +357,7 @@ export function readPingFile(path: string, progress: ReadProgress = {}, fields: 
     const stream = createReadStream(path, { highWaterMark: 1 << 20 });
     const fail = (error: unknown): void => {
       stream.destroy();
-      reject(error);
+      reject(asError(error));
     };
     stream.on('data', (chunk: Buffer | string) => {
       try {
@@ -375,8 +376,13 @@ export function readPingFile(path: string, progress: ReadProgress = {}, fields: 
         lines.end();
         resolve(reader.result());
       } catch (error) {
-        reject(error);
+        reject(asError(error));
       }
     });
   });
+}
+
+/** What the reader throws is an Error already (a PingFileError); anything else is wrapped, so a caller always gets one. */
+function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(textOf(error));
 }

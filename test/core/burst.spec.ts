@@ -49,7 +49,7 @@ describe('core/burst', () => {
     });
 
     it('rejects readings without a key, with where and why, and counts sparse holes too', () => {
-      // eslint-disable-next-line no-sparse-arrays -- a hole is what is being tested
+      // A hole (a sparse array) is what is being tested.
       const readings = [r('a'), , 7, r('b')];
       const prepared = prepareReadings(readings, true, keyOf);
       assert.equal(prepared.received, 4);

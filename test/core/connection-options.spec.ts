@@ -78,7 +78,7 @@ describe('redis/connection-options planClient', () => {
   it('passes credentials and TLS only when set', () => {
     const plan = planClient(settings({ host: 'h', port: 7000, username: 'nr', password: 's3cret', tls: true }));
     assert.equal(plan.kind, 'standalone');
-    const options = plan.options as RedisOptions;
+    const options = plan.options;
     assert.equal(options.username, 'nr');
     assert.equal(options.password, 's3cret');
     assert.deepEqual(options.tls, {});
@@ -110,7 +110,7 @@ describe('redis/connection-options planClient', () => {
       db: 1,
     }));
     assert.equal(plan.kind, 'standalone');
-    const options = plan.options as RedisOptions;
+    const options = plan.options;
     assert.deepEqual(options.sentinels, [
       { host: 's1', port: 26379 },
       { host: 's2', port: 26380 },

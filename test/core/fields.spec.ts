@@ -7,6 +7,7 @@ import {
   readNumberInRange,
   readSequence,
   showValue,
+  textOf,
   type FieldResult,
 } from '../../src/core/fields';
 
@@ -75,6 +76,20 @@ describe('core/fields', () => {
     cyclic.self = cyclic;
     assert.equal(showValue(cyclic), 'an object');
     assert.equal(showValue(() => 1), 'function');
+  });
+
+  it('textOf gives a string as it is, other primitives as String() does, and objects as JSON, never [object Object]', () => {
+    assert.equal(textOf(' 12 '), ' 12 ');
+    assert.equal(textOf(12.5), '12.5');
+    assert.equal(textOf(true), 'true');
+    assert.equal(textOf(10n), '10');
+    assert.equal(textOf(null), 'null');
+    assert.equal(textOf(undefined), 'undefined');
+    assert.equal(textOf({ a: 1 }), '{"a":1}');
+    assert.equal(textOf([1, 'b']), '[1,"b"]');
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    assert.equal(textOf(cyclic), 'an object');
   });
 
   it('describeType names arrays, null and objects', () => {

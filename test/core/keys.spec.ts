@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { propertyKey, readingKeyer } from '../../src/core/keys';
 import { parsePath } from '../../src/core/property-path';
 import type { ReadingFields } from '../../src/core/reading';
+import { textOf } from '../../src/core/fields';
 
 const readingKey = (raw: unknown, fields: ReadingFields) => readingKeyer(fields)(raw);
 
@@ -99,7 +100,7 @@ describe('core/keys', () => {
       assert.match(empty.ok ? '' : empty.problem, /must not be empty/);
       for (const bad of [null, { id: 1 }, [1], true, Number.NaN]) {
         const result = propertyKey(bad);
-        assert.equal(result.ok, false, String(bad));
+        assert.equal(result.ok, false, textOf(bad));
         assert.match(result.ok ? '' : result.problem, /must be a non-empty string/);
       }
       const long = propertyKey('x'.repeat(513));

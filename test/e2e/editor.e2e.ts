@@ -402,7 +402,7 @@ describe('the pack in the Node-RED editor (Chromium)', function () {
       assert.equal(node.valid, false, `${id} (${node.type}) is invalid: ${JSON.stringify({ store: node.store, redis: node.redis, minSeconds: node.minSeconds })}`);
       await editor.nodeShape(id).locator('.red-ui-flow-node-error').waitFor({ state: 'visible' });
     }
-    const reasons = (await page.evaluate((nodeId) => RED.nodes.node(nodeId)?.validationErrors ?? [], noConnection)) as string[];
+    const reasons = await page.evaluate<string[], string>((nodeId) => RED.nodes.node(nodeId)?.validationErrors ?? [], noConnection);
     assert.ok(
       reasons.some((r) => /dedup-redis connection/.test(r)),
       `the reason comes from the catalog: ${JSON.stringify(reasons)}`,
@@ -498,7 +498,7 @@ describe('the pack in the Node-RED editor (Chromium)', function () {
           assert.ok(headings.includes(h), `${type}: ${h} in ${headings.join(', ')}`);
         }
         // One entry per output in an ol.node-ports when there are several; a single output is described directly.
-        const outputs = (await page.evaluate((t) => RED.nodes.getType(t)?.outputs ?? 0, type)) as number;
+        const outputs = await page.evaluate<number, string>((t) => RED.nodes.getType(t)?.outputs ?? 0, type);
         assert.equal(await body.locator('ol.node-ports > li').count(), outputs > 1 ? outputs : 0, `${type}: one help entry per output`);
       }
     }

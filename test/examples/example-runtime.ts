@@ -51,8 +51,9 @@ export function exampleFlow(name: ExampleName): FlowNode[] {
   return JSON.parse(readFileSync(join(ROOT, 'examples', `${name}.json`), 'utf8')) as FlowNode[];
 }
 
+type Hooks = { add(name: string, hook: (event: { msg: Msg; destination: { id: string } }) => void): void; remove(name: string): void };
 // eslint-disable-next-line @typescript-eslint/no-require-imports -- Node-RED's hook registry, untyped
-const hooks: { add(name: string, hook: (event: { msg: Msg; destination: { id: string } }) => void): void; remove(name: string): void } = require('@node-red/util').hooks;
+const hooks = (require('@node-red/util') as { hooks: Hooks }).hooks;
 
 interface Status {
   fill?: string;

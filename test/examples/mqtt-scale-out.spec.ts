@@ -116,7 +116,7 @@ describe('example mqtt-scale-out', function () {
       ];
       const core = ['network/10-mqtt.js', 'function/10-function.js', 'common/25-catch.js', 'common/21-debug.js', 'common/90-comment.js'].map(
         // eslint-disable-next-line @typescript-eslint/no-require-imports -- Node-RED's own CommonJS nodes
-        (file) => require(join(CORE, file)),
+        (file) => require(join(CORE, file)) as unknown,
       );
       helper.settings({ functionGlobalContext: { table } });
       try {

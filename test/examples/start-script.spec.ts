@@ -118,7 +118,7 @@ async function signalNpmOnly(run: Started, signal: NodeJS.Signals = 'SIGTERM'): 
 describe('npm start (scripts/start.js)', function () {
   this.timeout(120_000);
 
-  afterEach(async function () {
+  afterEach(function () {
     // What a failed test left behind: the process group of the npm it started.
     for (const run of started.splice(0)) {
       if (run.npm.pid === undefined) continue;

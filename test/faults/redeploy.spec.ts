@@ -78,7 +78,7 @@ describe('faults: redeploy with thousands of messages in flight', function () {
     const errors: string[] = [];
     // Node-RED's onComplete hook also reports done(err); count those as failures.
     // eslint-disable-next-line @typescript-eslint/no-require-imports -- Node-RED's hook registry, untyped
-    const hooks = require('@node-red/util').hooks as { add(n: string, h: (e: { error?: Error }) => void): void; remove(n: string): void };
+    const { hooks } = require('@node-red/util') as { hooks: { add(n: string, h: (e: { error?: Error }) => void): void; remove(n: string): void } };
     hooks.add('onComplete.redeployErrors', (event) => {
       if (event.error) errors.push(event.error.message);
     });

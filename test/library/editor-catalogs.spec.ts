@@ -101,7 +101,7 @@ function translatedKeys(set: NodeSet, html: string, shared: string): KeyUse[] {
   const uses: KeyUse[] = [];
   for (const script of definitionScripts(html)) {
     for (const call of script.matchAll(/\b_\(/g)) {
-      const argument = firstArgument(script, (call.index as number) + call[0].length);
+      const argument = firstArgument(script, call.index + call[0].length);
       const literals = stringLiterals(argument);
       const others = suffixLiterals(argument).filter((l) => !isKey(l));
       for (const key of literals.filter(isKey)) {

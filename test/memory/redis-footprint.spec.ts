@@ -18,6 +18,7 @@ import assert from 'node:assert/strict';
 import type Redis from 'ioredis';
 import type { SeenClaim } from '../../src/core/burst';
 import { eventFingerprint } from '../../src/core/event-fingerprint';
+import { textOf } from '../../src/core/fields';
 import type { Ping } from '../../src/core/sliding-window';
 import { seenKey, windowRecordKey } from '../../src/redis/key-names';
 import { defineDedupScripts } from '../../src/redis/scripts';
@@ -52,7 +53,7 @@ async function dataMemory(client: Redis): Promise<number> {
 }
 
 function asPromise<T>(ask: (replies: Replies<T, undefined>) => void): Promise<T> {
-  return new Promise((resolve, reject) => ask({ value: (value) => resolve(value), error: (error) => reject(error) }));
+  return new Promise((resolve, reject) => ask({ value: (value) => resolve(value), error: (error) => reject(error instanceof Error ? error : new Error(textOf(error))) }));
 }
 
 const assetOf = (i: number): string => `veh-${String(i).padStart(6, '0')}`;

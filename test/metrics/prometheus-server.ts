@@ -106,7 +106,7 @@ export async function startPrometheus(job: ScrapeJob): Promise<PrometheusServer>
   }
 
   async function query(promql: string): Promise<Sample[]> {
-    const response = await fetch(`${url}/api/v1/query?${new URLSearchParams({ query: promql })}`);
+    const response = await fetch(`${url}/api/v1/query?${new URLSearchParams({ query: promql }).toString()}`);
     const body = (await response.json()) as { status: string; error?: string; data?: { resultType: string; result: { metric: Record<string, string>; value: [number, string] }[] } };
     if (body.status !== 'success' || body.data === undefined) throw new Error(`query ${promql}: ${body.error ?? response.status}`);
     if (body.data.resultType !== 'vector') throw new Error(`query ${promql}: a ${body.data.resultType}, not an instant vector`);

@@ -20,6 +20,7 @@ import {
 } from '../../src/node-red/migrations';
 import { editorSettings, settingsPrefix } from '../../src/node-red/editor-settings';
 import { coreNodes, helper, node, packNodes, startServer, stopServer, until, type FlowNode } from '../support/node-red-helper';
+import { textOf } from '../../src/core/fields';
 
 const ROOT = join(__dirname, '..', '..');
 const WARN = 30;
@@ -131,7 +132,7 @@ describe('config migrations', function () {
 
     it('rejects anything else, saying what it got', function () {
       for (const version of [0, -1, 1.5, 'v1', 'one', true, {}, Number.NaN]) {
-        assert.throws(() => savedVersion({ version }), /version must be a whole number from 1/, String(version));
+        assert.throws(() => savedVersion({ version }), /version must be a whole number from 1/, textOf(version));
       }
     });
   });

@@ -69,7 +69,7 @@ function admittedBurst(outcome: Outcome): { readings: RawReading[]; keys: string
   const msg = outcome.admitted[0] as Msg;
   assert.ok(Array.isArray(msg.payload), 'the admitted burst is an array');
   assert.equal(msg.dedup?.decision, 'admitted');
-  return { readings: msg.payload as RawReading[], keys: msg.dedup?.keys as string[], dedup: msg.dedup as Record<string, unknown> };
+  return { readings: msg.payload as RawReading[], keys: msg.dedup?.keys as string[], dedup: msg.dedup };
 }
 
 function suppressedIndexes(payload: Record<string, unknown>): number[] {

@@ -152,7 +152,7 @@ function storeSuite(store: StoreKind): void {
         ping('clock', instant),
       ]);
       assert.equal(instant.toISOString(), '2026-05-28T20:26:40.000Z');
-      assert.deepEqual(decisions, ['admitted:first', ...Array(6).fill('suppressed:late')]);
+      assert.deepEqual(decisions, ['admitted:first', ...Array<string>(6).fill('suppressed:late')]);
       const laterMs = await decide(h, [ping('clock', BASE * 1000 + 60_000)]);
       assert.deepEqual(laterMs, ['admitted:elapsed']);
     });

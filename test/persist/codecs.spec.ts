@@ -58,7 +58,7 @@ describe('persist/codecs', () => {
       assert.equal(events.length, entries.length);
       events.forEach((event, i) => {
         assert.equal(event[0], 'restore');
-        const got = event[1] as WindowEntry;
+        const got = event[1];
         const want = entries[i] as WindowEntry;
         assert.deepEqual({ ...got, heading: String(got.heading) }, { ...want, heading: String(want.heading) });
         assert.equal(event[2], 5, 'the load time is passed on');
@@ -85,7 +85,7 @@ describe('persist/codecs', () => {
         writeClear(out);
         windowCodec.write(out, 'b', windowEntry('b'));
       });
-      assert.deepEqual(events.map((e) => (e[0] === 'restore' ? `restore ${(e[1] as WindowEntry).assetId}` : e[0] === 'forget' ? `forget ${e[1]}` : 'clear')), [
+      assert.deepEqual(events.map((e) => (e[0] === 'restore' ? `restore ${e[1].assetId}` : e[0] === 'forget' ? `forget ${e[1]}` : 'clear')), [
         'restore a',
         'forget a',
         'clear',

@@ -217,7 +217,7 @@ describe('node-red/memory-state', function () {
     assert.equal(faster.store, first.store);
   });
 
-  it('starts empty with a warning, never throwing, when the saved state cannot be read at all', async () => {
+  it('starts empty with a warning, never throwing, when the saved state cannot be read at all', () => {
     const dir = join(root, 'n1');
     mkdirSync(join(dir, 'snapshot'), { recursive: true }); // a directory where the file should be
     let held: HeldStore<MemoryWindowStore> | undefined;

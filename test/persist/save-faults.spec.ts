@@ -138,8 +138,8 @@ class SmallDisk implements SaveFiles {
     };
   }
 
-  rename = realFiles.rename;
-  unlink = realFiles.unlink;
+  rename: SaveFiles['rename'] = (from, to) => realFiles.rename(from, to);
+  unlink: SaveFiles['unlink'] = (path) => realFiles.unlink(path);
 }
 
 interface Rig<S> {
@@ -162,7 +162,7 @@ function windows(dir: string, files: SaveFiles, clock: { ms: number }, maxAssets
   );
   store.onChange = (key) => journal.changed(key);
   store.onClear = () => journal.clearedAll();
-  return { store, journal: journal as StateJournal<unknown>, warnings, causes };
+  return { store, journal, warnings, causes };
 }
 
 function admit(store: MemoryWindowStore, from: number, to: number): void {

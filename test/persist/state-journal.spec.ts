@@ -46,7 +46,7 @@ function wire<S extends Persistable<E>, E>(store: S, codec: StateCodec<E>, dir: 
   });
   store.onChange = (key) => journal.changed(key);
   store.onClear = () => journal.clearedAll();
-  return { store, journal: journal as StateJournal<unknown>, warnings };
+  return { store, journal, warnings };
 }
 
 function windows(dir: string, clock: Clock, settings: Partial<MemoryWindowSettings> = {}): Saved<MemoryWindowStore> {

@@ -143,7 +143,7 @@ describe('a full disk, for real: dedupStateDir on a 256 KB tmpfs and a real Node
     const nodeDir = join(stateDir, 'sensor');
 
     assert.equal((await send(red, 0, 3000)).unique, 3000);
-    await until('the 3,000 saved', async () => used(nodeDir), (bytes) => bytes > 3000 * 4, red, 10_000);
+    await until('the 3,000 saved', () => Promise.resolve(used(nodeDir)), (bytes) => bytes > 3000 * 4, red, 10_000);
     await sleep(SAVE_SECONDS * 1500);
 
     const filler = fill(mount);

@@ -37,7 +37,7 @@ const replies: Replies<unknown, Pending<unknown>> = {
 
 function ask<T>(what: string, send: (replies: Replies<T, Pending<T>>, pending: Pending<T>) => void): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    send(replies as Replies<T, Pending<T>>, { resolve, reject, answered: false, what });
+    send(replies, { resolve, reject, answered: false, what });
   });
 }
 

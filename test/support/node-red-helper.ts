@@ -48,7 +48,7 @@ export interface TestNode extends EventEmitter {
 }
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports -- untyped CommonJS module
-export const helper: TestHelper = require('node-red-node-test-helper');
+export const helper = require('node-red-node-test-helper') as TestHelper;
 
 const ROOT = join(__dirname, '..', '..');
 helper.init(require.resolve('node-red'));
@@ -150,7 +150,7 @@ export function coreNodes(): unknown[] {
   const core = join(ROOT, 'node_modules', '@node-red', 'nodes', 'core');
   return ['common/25-catch.js', 'common/24-complete.js', 'common/25-status.js', 'function/10-function.js'].map(
     // eslint-disable-next-line @typescript-eslint/no-require-imports -- Node-RED's own CommonJS nodes
-    (file) => require(join(core, file)),
+    (file) => require(join(core, file)) as unknown,
   );
 }
 
@@ -236,9 +236,9 @@ export async function loadDedup(
   };
 }
 
+type Hooks = { add(name: string, hook: (event: { msg: Msg; node: { id: string } }) => void): void; remove(name: string): void };
 // eslint-disable-next-line @typescript-eslint/no-require-imports -- Node-RED's hook registry, untyped
-const hooks: { add(name: string, hook: (event: { msg: Msg; node: { id: string } }) => void): void; remove(name: string): void } =
-  require('@node-red/util').hooks;
+const hooks = (require('@node-red/util') as { hooks: Hooks }).hooks;
 
 let hookCounter = 0;
 

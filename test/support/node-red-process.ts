@@ -6,13 +6,13 @@
  * scripts/start.js does.
  */
 import { spawn, type ChildProcess } from 'child_process';
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'fs';
 import { tmpdir } from 'os';
 import { dirname, join, resolve } from 'path';
 import { freePort, HOST, onProcessEnd } from './redis-server';
 
 const ROOT = resolve(__dirname, '..', '..');
-const PACKAGE_NAME: string = (require(join(ROOT, 'package.json')) as { name: string }).name;
+const PACKAGE_NAME: string = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { name: string }).name;
 const READY_TIMEOUT_MS = 60_000;
 const STOP_GRACE_MS = 15_000;
 

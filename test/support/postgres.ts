@@ -61,6 +61,10 @@ export async function startPostgres(): Promise<Postgres> {
   return {
     port,
     url: `postgres://postgres@${HOST}:${port}/postgres`,
-    stop: async () => stop(),
+    // stop() is synchronous (pg_ctl -w); a failure of it becomes the rejection.
+    stop: () => new Promise<void>((resolve) => {
+      stop();
+      resolve();
+    }),
   };
 }

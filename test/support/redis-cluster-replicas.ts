@@ -86,7 +86,7 @@ export async function startReplicatedCluster(primaryCount = 3): Promise<Replicat
       await waitFor(
         async () => {
           const info = (await admin(server.port).call('CLUSTER', 'INFO')) as string;
-          const replication = (await admin(server.port).info('replication')) as string;
+          const replication = await admin(server.port).info('replication');
           return info.includes('cluster_state:ok') && info.includes(`cluster_known_nodes:${servers.length}`) && (replication.includes('role:master') || replication.includes('master_link_status:up'));
         },
         'every cluster node to report cluster_state:ok and every replica its link up',
@@ -128,7 +128,7 @@ export async function startReplicatedCluster(primaryCount = 3): Promise<Replicat
       async cpuSeconds() {
         let total = 0;
         for (const server of servers) {
-          const info = (await admin(server.port).info('cpu')) as string;
+          const info = await admin(server.port).info('cpu');
           total += Number(/used_cpu_user:([\d.]+)/.exec(info)?.[1] ?? 0) + Number(/used_cpu_sys:([\d.]+)/.exec(info)?.[1] ?? 0);
         }
         return total;

@@ -357,8 +357,8 @@ export function externalRedisServer(url: string): RedisServer {
     async stop() {
       // Not ours to stop.
     },
-    async restart() {
-      throw new Error('cannot restart the server named by REDIS_URL');
+    restart() {
+      return Promise.reject(new Error('cannot restart the server named by REDIS_URL'));
     },
   };
 }

@@ -4,6 +4,7 @@
  */
 import Redis from 'ioredis';
 import type { FromChild, Recorded, RuntimeResults, RuntimeSpec, ToChild } from './runtime-process';
+import { textOf } from '../../src/core/fields';
 
 interface HookEvent {
   msg: { _msgid?: string; [key: string]: unknown };
@@ -118,7 +119,7 @@ async function start(spec: RuntimeSpec, userDir: string, packageDir: string): Pr
     const record: Recorded = { id: String(msg._msgid) };
     if (msg.dedup !== undefined) record.dedup = msg.dedup as Record<string, unknown>;
     if (msg.naive !== undefined) record.naive = msg.naive;
-    if (error?.message !== undefined) record.error = String(error.message);
+    if (error?.message !== undefined) record.error = textOf(error.message);
     results.sinks[id]?.push(record);
   });
   red.hooks.add('onComplete.dedupRuntimeProbe', (event) => {

@@ -78,8 +78,8 @@ export async function fillKeys(client: Redis, count: number, keyOf: (i: number) 
     pipeline.mset(...args);
   }
   const results = (await pipeline.exec()) ?? [];
-  const failed = results.find(([error]) => error !== null);
-  if (failed) throw failed[0];
+  const failed = results.find(([error]) => error !== null)?.[0];
+  if (failed) throw failed;
 }
 
 /*

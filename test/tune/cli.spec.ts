@@ -41,7 +41,7 @@ function fleet(): { rows: Row[]; bad: number } {
     const p = place[a] as { lat: number; lon: number };
     if (!parked) p.lat += (8 + random() * 7) * 10 * 0.000009;
     const jitter = parked ? (random() - 0.5) * 0.00018 : 0;
-    const t = Math.round(clocks[a] as number);
+    const t = Math.round(clocks[a]);
     const format = step % 3;
     const ts = format === 0 ? new Date(t).toISOString() : format === 1 ? String(Math.floor(t / 1000)) : String(t);
     const row: Row = { assetId: `veh-${a}`, ts, lat: (p.lat + jitter).toFixed(7), lon: (p.lon + jitter).toFixed(7) };

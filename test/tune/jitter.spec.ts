@@ -34,7 +34,7 @@ describe('tune/jitter', function () {
     assert.ok(jitter.p95Metres !== null && Math.abs(jitter.p95Metres - 9) < 0.01, String(jitter.p95Metres));
     assert.equal(jitter.suggestedMetres, Math.ceil(2 * jitter.p95Metres), 'twice the percentile, rounded up');
     assert.equal(jitter.counts.reduce((a, b) => a + b, 0) + jitter.beyond, 99);
-    assert.ok(jitter.binMetres * jitter.counts.length >= (jitter.suggestedMetres as number), 'the bars reach past the suggestion');
+    assert.ok(jitter.binMetres * jitter.counts.length >= jitter.suggestedMetres, 'the bars reach past the suggestion');
   });
 
   it('takes the nearest-rank 95th percentile and reads pings out of order', function () {

@@ -17,7 +17,7 @@ const ROOT = join(__dirname, '..', '..');
 // eslint-disable-next-line @typescript-eslint/no-require-imports -- the compiled plugin, as Node-RED loads it
 const plugin = require(join(ROOT, 'nodes', 'dedup-sidebar.js')) as (red: object) => void;
 // eslint-disable-next-line @typescript-eslint/no-require-imports -- Node-RED's event bus, where RED.comms.publish goes
-const events = require('@node-red/util').events as { on(e: string, f: (m: { topic: string; data: unknown }) => void): void; removeListener(e: string, f: unknown): void };
+const { events } = require('@node-red/util') as { events: { on(e: string, f: (m: { topic: string; data: unknown }) => void): void; removeListener(e: string, f: unknown): void } };
 
 /** supertest over the helper's admin app; the helper ships no types. */
 interface Supertest {

@@ -60,7 +60,7 @@ export interface RedGlobal {
 declare global {
   // The editor's global, for the functions the tests run in the page
   // (page.evaluate / waitForFunction); it does not exist in Node.
-  // eslint-disable-next-line no-var
+  // (A global is declared with var: let/const do not add to globalThis.)
   var RED: RedGlobal;
 }
 

@@ -4,13 +4,13 @@
  * scripts/start.js does), on a free loopback port, in a child process.
  */
 import { spawn, type ChildProcess } from 'child_process';
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'fs';
 import { tmpdir } from 'os';
 import { dirname, join, resolve } from 'path';
 import { freePort, HOST } from '../../support/redis-server';
 
 export const ROOT = resolve(__dirname, '..', '..', '..');
-export const PACKAGE_NAME: string = (require(join(ROOT, 'package.json')) as { name: string }).name;
+export const PACKAGE_NAME: string = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { name: string }).name;
 
 const READY_TIMEOUT_MS = 60_000;
 const STOP_GRACE_MS = 5_000;
