@@ -97,7 +97,8 @@ export class ConfirmController {
     this.node.on('close', (removed, done) => {
       confirmClosed(this.node.id, removed);
       // A settle waits on Redis at most its give-up time; let it finish.
-      this.inFlight
+      // drained() never rejects: it resolves when the settles are done or the limit passes.
+      void this.inFlight
         .drained(drainLimit(Infinity))
         .finally(() => {
           this.board.stop();
@@ -207,5 +208,5 @@ function claimedOf(dedup: unknown): Claimed | 'noDedup' | 'noClaim' {
   else if (typeof d.key === 'string') keys = [d.key];
   else return 'noClaim';
   if (!keys.every((key) => typeof key === 'string')) return 'noClaim';
-  return { node: d.node, token: d.token, keys: keys as string[] };
+  return { node: d.node, token: d.token, keys: keys };
 }

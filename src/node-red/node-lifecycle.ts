@@ -50,7 +50,11 @@ export class NodeLifecycle {
       },
     };
     node.on('close', (removed, done) => {
-      this.close(removed).finally(done);
+      // A close that fails (a store that cannot let go) is logged; the node still ends.
+      this.close(removed).then(done, (error: unknown) => {
+        this.node.error(errorMessage(error));
+        done();
+      });
     });
   }
 
