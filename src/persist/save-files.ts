@@ -1,7 +1,7 @@
 /**
  * The file operations a save makes, behind one small interface: the real
  * ones (node's fs), or a test's, which fails any of them with ENOSPC, EIO
- * or a short write (test/persist) to check that no failure at any step of a
+ * or a short write (test/unit/persist) to check that no failure at any step of a
  * save or a compaction leaves a torn frame that later frames follow.
  *
  * Writes are positional (pwrite): a journal is opened for update, never in

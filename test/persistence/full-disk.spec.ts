@@ -124,7 +124,7 @@ describe('a full disk, for real: dedupStateDir on a 256 KB tmpfs and a real Node
       mounted = true;
     } catch (error) {
       const reason = error instanceof Error ? (error as Error & { stderr?: Buffer }).stderr?.toString().trim() || error.message : String(error);
-      console.log(`      skipped: this machine refuses to mount a tmpfs (${reason}); the full-disk sequence runs in test/persist/save-faults.spec.ts on a simulated disk`);
+      console.log(`      skipped: this machine refuses to mount a tmpfs (${reason}); the full-disk sequence runs in test/unit/persist/save-faults.spec.ts on a simulated disk`);
       rmSync(mount, { recursive: true, force: true });
       this.skip();
     }

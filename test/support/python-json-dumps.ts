@@ -2,7 +2,7 @@
  * Python's `json.dumps(value, sort_keys=True, separators=(",", ":"))` for any
  * JSON value, written from the pack's own parts (src/core/python-json): the
  * oracle the idempotency key's ContentLayout is held to, itself held to
- * CPython's output in test/core/python-json.spec.ts.
+ * CPython's output in test/unit/core/python-json.spec.ts.
  */
 import { compareCodePoints, pythonFloatRepr, pythonJsonString } from '../../src/core/python-json';
 

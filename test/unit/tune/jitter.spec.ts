@@ -1,0 +1,71 @@
+/**
+ * tune/jitter: the parked jitter, its 95th percentile and the suggested
+ * Movement; driving does not count as jitter.
+ */
+import assert from 'node:assert/strict';
+import { distanceMetres } from '../../../src/core/geo';
+import type { Ping } from '../../../src/core/sliding-window';
+import { niceStep, parkedJitter } from '../../../src/tune/jitter';
+import { PingColumnsBuilder, type PingColumns } from '../../../src/core/ping-columns';
+
+const T0 = Date.parse('2026-07-16T09:00:00Z');
+const METRE = 1 / 111_195;
+
+function columnsOf(pings: Ping[]): PingColumns {
+  const builder = new PingColumnsBuilder();
+  for (const p of pings) builder.add({ heading: NaN, accuracy: 0, events: 0, ...p }, NaN);
+  return builder.build();
+}
+
+describe('tune/jitter', function () {
+  it('measures the wander of parked assets only, not the steps of driving ones', function () {
+    const pings: Ping[] = [];
+    for (let k = 0; k < 100; k++) {
+      // Parked: away from its spot by 1, 3, 5, 7 or 9 m and back, every 10 s.
+      pings.push({ assetId: 'parked', t: T0 + k * 10_000, lat: 52.5 + ((k % 10) + 1) * (k % 2 === 0 ? 1 : 0) * METRE, lon: 13.4 });
+      // Driving: 150 m every 10 s, straight north.
+      pings.push({ assetId: 'driving', t: T0 + k * 10_000, lat: 52.6 + k * 150 * METRE, lon: 13.4 });
+      // Driving in town, reporting every second: 14 m steps, within 100 m of where it was for 7 s at a time.
+      pings.push({ assetId: 'town', t: T0 + k * 1000, lat: 52.7 + k * 14 * METRE, lon: 13.4 });
+    }
+    const jitter = parkedJitter(columnsOf(pings), { heartbeatSeconds: 60 });
+    assert.equal(jitter.pairs, 297, 'every consecutive pair less than a heartbeat apart');
+    assert.equal(jitter.parkedPairs, 99, 'of which the parked one\'s: short stays are driving');
+    assert.ok(jitter.p95Metres !== null && Math.abs(jitter.p95Metres - 9) < 0.01, String(jitter.p95Metres));
+    assert.equal(jitter.suggestedMetres, Math.ceil(2 * jitter.p95Metres), 'twice the percentile, rounded up');
+    assert.equal(jitter.counts.reduce((a, b) => a + b, 0) + jitter.beyond, 99);
+    assert.ok(jitter.binMetres * jitter.counts.length >= jitter.suggestedMetres, 'the bars reach past the suggestion');
+  });
+
+  it('takes the nearest-rank 95th percentile and reads pings out of order', function () {
+    const pings: Ping[] = [];
+    // 20 pairs: distances 1..20 m from one spot, alternating with the spot itself, shuffled in the file.
+    for (let k = 0; k < 40; k++) pings.push({ assetId: 'p', t: T0 + k * 5_000, lat: 1 + (k % 2 === 1 ? ((k + 1) / 2) * METRE : 0), lon: 1 });
+    const shuffled = pings.map((p, i) => ({ p, key: (i * 7919) % 40 })).sort((a, b) => a.key - b.key).map((x) => x.p);
+    const ordered = parkedJitter(columnsOf(pings), { heartbeatSeconds: 30 });
+    const fromShuffled = parkedJitter(columnsOf(shuffled), { heartbeatSeconds: 30 });
+    assert.deepEqual(fromShuffled, ordered);
+    const distances: number[] = [];
+    for (let k = 1; k < 40; k++) distances.push(distanceMetres((pings[k - 1] as Ping).lat, 1, (pings[k] as Ping).lat, 1));
+    distances.sort((a, b) => a - b);
+    assert.equal(ordered.parkedPairs, 39);
+    assert.equal(ordered.p95Metres, distances[Math.ceil(0.95 * 39) - 1]);
+  });
+
+  it('counts a stay shorter than a heartbeat as driving, and has nothing to say without parked pairs', function () {
+    const pings: Ping[] = [
+      { assetId: 'd', t: T0, lat: 1, lon: 1 },
+      { assetId: 'd', t: T0 + 5_000, lat: 1 + 5 * METRE, lon: 1 },
+      { assetId: 'd', t: T0 + 10_000, lat: 1 + 500 * METRE, lon: 1 },
+    ];
+    const jitter = parkedJitter(columnsOf(pings), { heartbeatSeconds: 60 });
+    assert.equal(jitter.pairs, 2);
+    assert.equal(jitter.parkedPairs, 0);
+    assert.equal(jitter.p95Metres, null);
+    assert.equal(jitter.suggestedMetres, null);
+  });
+
+  it('steps the bars by 1, 2 or 5 times a power of ten', function () {
+    assert.deepEqual([0.7, 1, 1.2, 3, 7, 12, 0.03].map(niceStep), [1, 1, 2, 5, 10, 20, 0.05]);
+  });
+});

@@ -1,0 +1,221 @@
+/**
+ * tune/ping-file: recorded pings read as the node reads a message (core/ping's
+ * readPing), bad rows counted with their line numbers and never thrown.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'fs';
+import { tmpdir } from 'os';
+import { join } from 'path';
+import fc from 'fast-check';
+import { readPing } from '../../../src/core/ping';
+import { LineSplitter, MAX_LINE_BYTES, MAX_REPORTED_BAD_ROWS, PingFileError, readPingFile, readPingText, splitCsvLine } from '../../../src/tune/ping-file';
+
+const T0 = '2026-07-16T09:00:00Z';
+
+describe('tune/ping-file', function () {
+  it('reads CSV with the four named columns in any order among others, as readPing reads them', function () {
+    const file = readPingText('speed,lon,assetId,extra,lat,ts\n30,13.4,van-1,x,52.5,2026-07-16T09:00:00Z\n0,"13.5","van 2, north",,52.6,1784192410\n');
+    assert.equal(file.format, 'csv');
+    assert.equal(file.rows, 2);
+    assert.equal(file.badRows, 0);
+    const { columns } = file;
+    assert.equal(columns.size, 2);
+    assert.deepEqual(columns.names, ['van-1', 'van 2, north']);
+    const expected = readPing({ assetId: 'van-1', time: T0, lat: '52.5', lon: '13.4' });
+    assert.ok(expected.ok);
+    assert.equal(columns.t[0], expected.ping.t);
+    assert.equal(columns.t[1], 1784192410 * 1000, 'epoch seconds');
+    assert.equal(columns.lat[1], 52.6);
+    assert.equal(columns.lon[1], 13.5);
+    assert.ok(Number.isNaN(columns.heading[0]), 'no heading');
+    assert.ok(Number.isNaN(columns.arrival[0]), 'a file has no arrival times');
+  });
+
+  it('reads JSON Lines with the same property names', function () {
+    const file = readPingText(`{"assetId":"a","ts":"${T0}","lat":52.5,"lon":13.4}\r\n\r\n{"assetId":7,"ts":1784192410000,"lat":"1","lon":-2,"other":true}\n`);
+    assert.equal(file.format, 'jsonl');
+    assert.equal(file.columns.size, 2);
+    assert.deepEqual(file.columns.names, ['a', '7']);
+    assert.equal(file.columns.t[1], 1784192410000);
+  });
+
+  it('counts every bad row and names the first 10 by line number, header and blank lines included in the count of lines', function () {
+    const lines = ['assetId,ts,lat,lon'];
+    for (let i = 0; i < 30; i++) lines.push(i % 2 === 0 ? `v${i},${T0},52.5,13.4` : `v${i},${T0},north,13.4`);
+    lines.splice(3, 0, '');
+    lines.push('v-last,not a time,1,1', 'v,2026-07-16T09:00:00Z,1', '"open,1,2,3');
+    const file = readPingText(lines.join('\n'));
+    assert.equal(file.rows, 33);
+    assert.equal(file.badRows, 18);
+    assert.equal(file.columns.size, 15);
+    assert.equal(file.firstBad.length, MAX_REPORTED_BAD_ROWS);
+    assert.deepEqual(
+      file.firstBad.map((b) => b.line),
+      [3, 6, 8, 10, 12, 14, 16, 18, 20, 22],
+    );
+    assert.match(file.firstBad[0]?.problem ?? '', /^lat = "north": must be a number/);
+  });
+
+  it('names what is wrong with a row: the field and value, a short row, an unclosed quote, bad JSON', function () {
+    const csv = readPingText(`assetId,ts,lat,lon\nv,${T0},52.5\n"v,${T0},1,1\nv,${T0},91,1\n,${T0},1,1\n`);
+    assert.deepEqual(
+      csv.firstBad.map((b) => [b.line, b.problem]),
+      [
+        [2, 'has 3 fields; lon missing'],
+        [3, 'a quoted field is not closed'],
+        [4, 'lat = "91": must be between -90 and 90'],
+        [5, 'assetId = "": must not be empty'],
+      ],
+    );
+    const jsonl = readPingText(`{"assetId":"a","ts":"${T0}","lat":1,"lon":1}\n{"assetId":"a",\n[1,2]\n{"assetId":"a","ts":"soon","lat":1,"lon":1}\n`);
+    assert.deepEqual(jsonl.firstBad.map((b) => b.line), [2, 3, 4]);
+    assert.match(jsonl.firstBad[0]?.problem ?? '', /^not valid JSON/);
+    assert.equal(jsonl.firstBad[1]?.problem, 'not a JSON object');
+    assert.match(jsonl.firstBad[2]?.problem ?? '', /^ts = "soon"/);
+  });
+
+  it('refuses a CSV whose header lacks a needed column, naming it', function () {
+    assert.throws(
+      () => readPingText('asset,ts,lat,lon\nv,1,2,3\n'),
+      (error: unknown) => error instanceof PingFileError && error.code === 'header' && error.details.missing === 'assetId',
+    );
+    assert.throws(() => readPingText('\n\n'), (error: unknown) => error instanceof PingFileError && error.code === 'empty');
+  });
+
+  it('reads heading and accuracy only for a node that reads them', function () {
+    const text = `assetId,ts,lat,lon,heading,accuracy\nv,${T0},1,1,400,5\n`;
+    const plain = readPingText(text);
+    assert.equal(plain.badRows, 0, 'a node without a turn rule never looks at the heading');
+    assert.ok(Number.isNaN(plain.columns.heading[0]));
+    assert.equal(plain.columns.accuracy[0], 0);
+    const turning = readPingText(text, { heading: true, accuracy: true });
+    assert.equal(turning.badRows, 1);
+    assert.match(turning.firstBad[0]?.problem ?? '', /^heading = "400": must be between 0 and 360/);
+    const ok = readPingText(`assetId,ts,lat,lon,heading,accuracy\nv,${T0},1,1,90,5\n`, { heading: true, accuracy: true });
+    assert.equal(ok.columns.heading[0], 90);
+    assert.equal(ok.columns.accuracy[0], 5);
+  });
+
+  it('splits CSV lines with RFC 4180 quotes', function () {
+    assert.deepEqual(splitCsvLine('a,"b,c","say ""hi""",'), ['a', 'b,c', 'say "hi"', '']);
+    assert.deepEqual(splitCsvLine('"x"y,z'), ['xy', 'z']);
+    assert.equal(splitCsvLine('"never closed,1'), undefined);
+  });
+
+  it('never throws on a line of garbage: it is a row, good or bad', function () {
+    fc.assert(
+      fc.property(fc.array(fc.string({ unit: 'binary', maxLength: 60 }), { maxLength: 20 }), (garbage) => {
+        for (const header of ['assetId,ts,lat,lon', `{"assetId":"a","ts":"${T0}","lat":1,"lon":1}`]) {
+          const lines = [header, ...garbage.map((g) => g.replace(/[\r\n]/g, ' '))];
+          const file = readPingText(lines.join('\n'));
+          const nonBlank = garbage.filter((g) => g.replace(/[\r\n]/g, ' ').trim() !== '').length;
+          const rows = header.startsWith('{') ? nonBlank + 1 : nonBlank;
+          assert.equal(file.rows, rows);
+          assert.equal(file.columns.size + file.badRows, rows);
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('streams a file from disk, across chunk boundaries, with a BOM and CRLF, reporting progress', async function () {
+    const dir = mkdtempSync(join(tmpdir(), 'dedup-tune-'));
+    try {
+      const path = join(dir, 'pings.csv');
+      const lines = ['\ufeffassetId,ts,lat,lon'];
+      for (let i = 0; i < 50_000; i++) lines.push(`asset-${i % 97},${1_784_000_000 + i},${(i % 90).toFixed(3)},${(i % 180).toFixed(3)}`);
+      writeFileSync(path, lines.join('\r\n'));
+      const seen: number[] = [];
+      const file = await readPingFile(path, { every: 20_000, onPings: (n) => seen.push(n) });
+      assert.equal(file.badRows, 0, JSON.stringify(file.firstBad));
+      assert.equal(file.columns.size, 50_000);
+      assert.equal(file.columns.names.length, 97);
+      assert.equal(file.columns.t[49_999], (1_784_000_000 + 49_999) * 1000);
+      assert.ok(seen.length >= 2 && seen[0] as number >= 20_000, `progress: ${seen.join(', ')}`);
+      await assert.rejects(readPingFile(join(dir, 'missing.csv')), (error: unknown) => error instanceof PingFileError && error.code === 'unreadable');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+  it('numbers the lines of a streamed file as of the same text in memory, when a chunk ends on a blank line', async function () {
+    const dir = mkdtempSync(join(tmpdir(), 'dedup-tune-'));
+    try {
+      const path = join(dir, 'pings.csv');
+      // The first chunk the stream reads (1 MiB) ends on "\n\n": a blank
+      // line with nothing after it in that chunk. Bad rows follow it.
+      const CHUNK = 1 << 20;
+      const row = `v1,${T0},52.5,13.4\n`;
+      let text = 'assetId,ts,lat,lon\n';
+      while (text.length + row.length <= CHUNK - 1) text += row;
+      text = text.padEnd(CHUNK - 1, ' ').slice(0, -1) + '\n\n';
+      assert.equal(text.length, CHUNK);
+      text += `v2,${T0},north,13.4\nv3,${T0},52.5,east\n`;
+      writeFileSync(path, text);
+      const streamed = await readPingFile(path);
+      const inMemory = readPingText(text);
+      assert.equal(streamed.badRows, inMemory.badRows);
+      assert.deepEqual(streamed.firstBad, inMemory.firstBad);
+      assert.equal(inMemory.firstBad.length, 2, JSON.stringify(inMemory.firstBad));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('reads a line longer than MAX_LINE_BYTES as a bad row with its number, in memory and streamed across chunks, without holding it', async function () {
+    const long = `{"assetId":"${'x'.repeat(3 * MAX_LINE_BYTES)}","ts":"${T0}","lat":1,"lon":1}`;
+    const text = [`{"assetId":"a","ts":"${T0}","lat":1,"lon":1}`, long, `{"assetId":"b","ts":"${T0}","lat":1,"lon":1}`, long.slice(0, MAX_LINE_BYTES)].join('\n');
+    const inMemory = readPingText(text);
+    assert.equal(inMemory.rows, 4);
+    assert.equal(inMemory.columns.size, 2);
+    assert.equal(inMemory.badRows, 2);
+    assert.equal(inMemory.firstBad[0]?.line, 2);
+    assert.match(inMemory.firstBad[0]?.problem ?? '', new RegExp(`^longer than ${MAX_LINE_BYTES} bytes \\(${Buffer.byteLength(long)} bytes\\), not read; it starts: "\\{\\\\"assetId`));
+    // Exactly MAX_LINE_BYTES is read: a bad row for being cut JSON, not for its length.
+    assert.equal(inMemory.firstBad[1]?.line, 4);
+    assert.match(inMemory.firstBad[1]?.problem ?? '', /^not valid JSON/);
+    const dir = mkdtempSync(join(tmpdir(), 'dedup-tune-'));
+    try {
+      const path = join(dir, 'long.jsonl');
+      // Longer than the stream's 1 MiB chunks, so that the line spans several.
+      const longer = `{"assetId":"${'y'.repeat(3 << 20)}"}`;
+      writeFileSync(path, `${text}\n${longer}\n{"assetId":"c","ts":"${T0}","lat":1,"lon":1}`);
+      const streamed = await readPingFile(path);
+      assert.deepEqual({ rows: streamed.rows, pings: streamed.columns.size, bad: streamed.firstBad.map((b) => b.line) }, { rows: 6, pings: 3, bad: [2, 4, 5] });
+      assert.deepEqual(streamed.firstBad.slice(0, 2), inMemory.firstBad);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('cuts lines as String.split does, however the bytes are chunked, multi-byte characters across chunks included', function () {
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom('a', 'é', '€', '😀', '\n', '\r\n', ',', ' '), { maxLength: 60 }), fc.array(fc.integer({ min: 1, max: 7 }), { minLength: 1, maxLength: 10 }), (parts, cuts) => {
+        const text = parts.join('');
+        const bytes = Buffer.from(text, 'utf8');
+        const seen: [string, number][] = [];
+        const lines = new LineSplitter({ line: (line, n) => seen.push([line, n]), tooLong: () => assert.fail('no line is long here') });
+        let at = 0;
+        for (let k = 0; at < bytes.length; k++) {
+          const next = Math.min(bytes.length, at + (cuts[k % cuts.length] as number));
+          lines.write(bytes.subarray(at, next));
+          at = next;
+        }
+        lines.end();
+        const expected = text.split('\n').map((line, i): [string, number] => [line.endsWith('\r') ? line.slice(0, -1) : line, i + 1]);
+        if (text === '' || text.endsWith('\n')) expected.pop();
+        assert.deepEqual(seen, expected);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('refuses a file whose CSV header is over-long, and stops at the pings an upload may hold', function () {
+    assert.throws(() => readPingText(`assetId,${'x'.repeat(MAX_LINE_BYTES)}\nv,1,2,3\n`), (error: unknown) => error instanceof PingFileError && error.code === 'header');
+    const rows = ['assetId,ts,lat,lon', 'v,1,2,3', 'bad', 'v,2,2,3', 'v,3,2,3', 'v,4,2,3'].join('\n');
+    assert.equal(readPingText(rows, {}, 4).columns.size, 4);
+    assert.throws(
+      () => readPingText(rows, {}, 3),
+      (error: unknown) => error instanceof PingFileError && error.code === 'tooManyPings' && error.details.max === '3' && error.details.line === '6',
+    );
+  });
+});
