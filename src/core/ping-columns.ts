@@ -1,5 +1,5 @@
 import { grown } from './recency-index';
-import { RuleColumns } from './rule-columns';
+import { readRuleFields, RuleColumns, type RuleFieldColumns } from './rule-columns';
 import type { Ping } from './sliding-window';
 
 /**
@@ -13,7 +13,7 @@ import type { Ping } from './sliding-window';
  * Only what the sliding-window rule reads is held: the asset, the times, the
  * position and the rule fields. Never a payload.
  */
-export interface PingColumns extends Pick<RuleColumns, 't' | 'lat' | 'lon' | 'heading' | 'accuracy' | 'events'> {
+export interface PingColumns extends RuleFieldColumns {
   size: number;
   /** Each asset id once; `asset[i]` is the index of ping i's id here. */
   names: string[];
@@ -84,14 +84,8 @@ export function blankPing(): Ping {
 /** Ping i of the columns, written into `into` (no allocation). */
 export function pingAt(columns: PingColumns, i: number, into: Ping): Ping {
   into.assetId = columns.names[columns.asset[i] as number] as string;
-  into.t = columns.t[i] as number;
-  into.lat = columns.lat[i] as number;
-  into.lon = columns.lon[i] as number;
-  into.heading = columns.heading[i];
-  into.accuracy = columns.accuracy[i];
-  into.events = columns.events[i];
   into.retry = false;
-  return into;
+  return readRuleFields(columns, i, into);
 }
 
 /** The typed arrays of the columns, for a worker thread's transfer list. */

@@ -57,12 +57,20 @@ export class RuleColumns {
 
   /** Slot i's fields, written into `into` (no allocation); returns it. */
   read<T extends Ping | WindowBaseline>(i: number, into: T): T {
-    into.t = this.t[i] as number;
-    into.lat = this.lat[i] as number;
-    into.lon = this.lon[i] as number;
-    into.heading = this.heading[i];
-    into.accuracy = this.accuracy[i];
-    into.events = this.events[i];
-    return into;
+    return readRuleFields(this, i, into);
   }
+}
+
+/** The rule's columns alone: what a RuleColumns holds, or a what-if's PingColumns. */
+export type RuleFieldColumns = Pick<RuleColumns, 't' | 'lat' | 'lon' | 'heading' | 'accuracy' | 'events'>;
+
+/** Slot i of any such columns, written into `into`. */
+export function readRuleFields<T extends Ping | WindowBaseline>(columns: RuleFieldColumns, i: number, into: T): T {
+  into.t = columns.t[i] as number;
+  into.lat = columns.lat[i] as number;
+  into.lon = columns.lon[i] as number;
+  into.heading = columns.heading[i];
+  into.accuracy = columns.accuracy[i];
+  into.events = columns.events[i];
+  return into;
 }
