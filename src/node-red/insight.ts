@@ -1,3 +1,4 @@
+import { MAX_ENTRIES } from '../core/defaults';
 import { claimIndex, type Prepared, type Settled } from '../core/burst';
 import type { Ping } from '../core/sliding-window';
 import { WINDOW_REASONS } from '../core/window-reasons';
@@ -53,8 +54,6 @@ export interface InsightSubject {
 
 /** Rows in each of the sidebar's lists. */
 export const TOP_ROWS = 20;
-/** Assets followed per sliding-window node when its settings name no cap. */
-const MAX_ASSETS = 100_000;
 /** Devices followed per sensor node for the replay list. */
 const MAX_DEVICES = 10_000;
 /** Keys whose admission time the TTL what-if remembers, and replay gaps it keeps. */
@@ -123,7 +122,7 @@ class NodeRecord {
     this.subject = subject;
     const settings = subject.settings();
     if (isWindow(subject)) {
-      const maxAssets = typeof settings.maxAssets === 'number' && settings.maxAssets > 0 ? Math.min(settings.maxAssets, MAX_ASSETS) : MAX_ASSETS;
+      const maxAssets = typeof settings.maxAssets === 'number' && settings.maxAssets > 0 ? Math.min(settings.maxAssets, MAX_ENTRIES) : MAX_ENTRIES;
       this.assets ??= new AssetBoard(maxAssets);
       const capacity = Math.max(0, Math.floor(subject.sampleSize));
       if (this.ring?.capacity !== capacity) this.ring = resized(this.ring, capacity);
