@@ -2,7 +2,9 @@
 /*
  * `npm start`: runs the Node-RED that is installed as a devDependency, on
  * http://127.0.0.1:1880, with this pack installed and every example flow
- * deployed, each on its own tab. The examples use the memory store; with
+ * deployed, each on its own tab, except the ones that need servers of their
+ * own (NEEDS_SERVERS: mqtt-scale-out wants a broker, Redis and PostgreSQL;
+ * it is listed under Import > Examples). The examples use the memory store; with
  * REDIS_URL set they use Redis through one dedup-redis connection.
  *
  * Node-RED's user directory is .node-red-dev/ in the repository (or
@@ -53,6 +55,9 @@ function installPack() {
   fs.symlinkSync(root, link, 'dir');
 }
 
+/** Examples that cannot run without a broker, Redis and a database: imported by hand, never deployed here. */
+const NEEDS_SERVERS = new Set(['mqtt-scale-out.json']);
+
 function exampleFlows() {
   const dir = path.join(root, 'examples');
   const flows = [];
@@ -61,7 +66,7 @@ function exampleFlows() {
     redisId = 'dev-redis-connection';
     flows.push({ id: redisId, type: 'dedup-redis', name: 'REDIS_URL', mode: 'standalone', url: '${REDIS_URL}', keyPrefix: EXAMPLE_PREFIX });
   }
-  for (const file of fs.readdirSync(dir).filter((f) => f.endsWith('.json')).sort()) {
+  for (const file of fs.readdirSync(dir).filter((f) => f.endsWith('.json') && !NEEDS_SERVERS.has(f)).sort()) {
     const tabId = `tab-${path.basename(file, '.json')}`;
     flows.push({ id: tabId, type: 'tab', label: path.basename(file, '.json') });
     for (const node of JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8'))) {
