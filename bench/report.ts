@@ -3,61 +3,16 @@
  * each line next to its baseline and its target, and the checks of the
  * answers the nodes gave. Pure: it formats what bench/run.ts measured.
  */
-import { cpus, release, totalmem, type as osType } from 'os';
-import { readFileSync } from 'fs';
-import type { EvalLoadResult } from './eval-load';
-import type { FleetResult } from './fleet';
+import { cpus } from 'os';
+import { cpuPerUnit, machine, okResults, pacedPhase, rates, ratiosByRound, ratiosToFilter, versions, type RunData } from './figures';
 import type { LineId } from './flows';
-import type { HorizontalResult } from './horizontal';
 import { ENTRIES, type RedisMemory } from './memory';
-import type { PacedLine, PacedPhase, PacedResult } from './paced';
-import type { Plan } from './plan';
-import { ROOT } from './runtime';
 import type { SavingResult } from './saving';
-import { issue20Section, type FiguresFile } from './issue20';
-import { scriptCostTable, type ScriptCostResult } from './script-cost';
+import type { PacedLine, PacedPhase } from './paced';
+import { issue20Section } from './issue20';
+import { scriptCostTable } from './script-cost';
 import { sizingFigures, sizingTable } from './sizing';
 import { bytes, markdownTable, max, median, micros, millis, min, thousands, times } from './stats';
-import type { TrialResult } from './worker';
-
-export interface Trial {
-  round: number;
-  /** Position in the whole run, for pairing with the filter trials either side. */
-  seq: number;
-  result?: TrialResult;
-  error?: string;
-}
-
-export type TuneOutcome =
-  | { status: 'skipped' }
-  | { status: 'failed'; seconds: number; text: string }
-  | { status: 'ran'; seconds: number; text: string; table: boolean };
-
-export interface RunData {
-  plan: Plan;
-  commit: string;
-  redisVersion: string;
-  loadBefore: string;
-  loadAfter: string;
-  seconds: number;
-  trials: Map<LineId, Trial[]>;
-  filterSeq: { seq: number; rate: number }[];
-  server: Map<'6a' | '6b', EvalLoadResult[]>;
-  roundsRun: number;
-  memory: { window: number[]; seen: number[] };
-  redisMemory: RedisMemory[];
-  saving: SavingResult[];
-  paced: PacedResult[];
-  fleet: FleetResult[];
-  horizontal: HorizontalResult[];
-  tune: TuneOutcome;
-  /** The script alone (script-cost.ts); undefined when not run. */
-  script: ScriptCostResult | undefined;
-  /** The figures of the run before (bench/figures.json), for issue 20's table. */
-  previousFigures: FiguresFile | undefined;
-  /** Parts that failed as a whole (a trial's failure is kept with the trial). */
-  failures: string[];
-}
 
 export const LABELS: Record<LineId, string> = {
   filter: 'core filter node (rbe), keyed on msg.topic',
@@ -78,23 +33,6 @@ export const PACED_LABELS: Record<PacedLine, string> = {
   'sw-redis': 'sliding-window, Redis store',
 };
 
-function versionOf(pkg: string): string {
-  try {
-    return (JSON.parse(readFileSync(require.resolve(`${pkg}/package.json`, { paths: [ROOT] }), 'utf8')) as { version: string }).version;
-  } catch {
-    return '?';
-  }
-}
-
-export function machine(): string {
-  const cpu = cpus();
-  return `${cpu[0]?.model.trim() ?? '?'}, ${cpu.length} cores, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, ${osType()} ${release()}`;
-}
-
-export function versions(redisVersion: string): string {
-  return `Node.js ${process.versions.node}, Node-RED ${versionOf('node-red')}, Redis ${redisVersion} (loopback, private), ioredis ${versionOf('ioredis')}`;
-}
-
 function verdict(value: number, atLeast: number): string {
   if (!Number.isFinite(value)) return 'no data';
   return value >= atLeast ? 'met' : 'MISSED';
@@ -103,47 +41,6 @@ function verdict(value: number, atLeast: number): string {
 function verdictAtMost(value: number, limit: number): string {
   if (!Number.isFinite(value)) return 'no data';
   return value <= limit ? 'met' : 'MISSED';
-}
-
-export function rates(trials: readonly Trial[] | undefined): number[] {
-  return (trials ?? []).flatMap((t) => (t.result ? [t.result.perSecond] : []));
-}
-
-export function okResults(trials: readonly Trial[] | undefined): TrialResult[] {
-  return (trials ?? []).flatMap((t) => (t.result ? [t.result] : []));
-}
-
-/** Median CPU µs per unit of the trials of a line: Node-RED's, or redis-server's. */
-export function cpuPerUnit(trials: readonly Trial[] | undefined, side: 'node' | 'redis'): number {
-  return median(
-    okResults(trials).flatMap((t) => {
-      const ms = side === 'node' ? t.nodeCpuMs : t.redisCpuMs;
-      return ms === undefined ? [] : [(ms * 1000) / t.units];
-    }),
-  );
-}
-
-/** Each trial against the mean of the filter trials just before and just after it. */
-export function ratiosToFilter(trials: readonly Trial[] | undefined, filterSeq: RunData['filterSeq']): number[] {
-  const out: number[] = [];
-  for (const t of trials ?? []) {
-    if (!t.result) continue;
-    const before = [...filterSeq].reverse().find((f) => f.seq < t.seq);
-    const after = filterSeq.find((f) => f.seq > t.seq);
-    const sides = [before, after].filter((f): f is { seq: number; rate: number } => f !== undefined);
-    if (sides.length > 0) out.push(t.result.perSecond / (sides.reduce((s, f) => s + f.rate, 0) / sides.length));
-  }
-  return out;
-}
-
-/** a[i] / b[i] for the trials of the same round. */
-export function ratiosByRound(a: readonly Trial[] | undefined, b: readonly Trial[] | undefined): number[] {
-  const out: number[] = [];
-  for (const t of a ?? []) {
-    const other = (b ?? []).find((u) => u.round === t.round);
-    if (t.result && other?.result) out.push(t.result.perSecond / other.result.perSecond);
-  }
-  return out;
 }
 
 function plural(n: number, noun: string): string {
@@ -198,10 +95,6 @@ function throughputSection(data: RunData): string[] {
     '6a and 6b drive the sliding-window script with no Node-RED at all: a small client (bench/eval-load.ts) writes EVALSHA calls with the packed binary arguments on raw sockets, a window of calls at a time, and only counts the replies, so the rate is what redis-server alone serves. The difference between them is the cost of a call itself, paid once per call however many pings it carries.',
     '',
   ];
-}
-
-export function pacedPhase(data: RunData, line: PacedLine, rate: number, target: 'server' | 'cluster' = 'server'): PacedPhase | undefined {
-  return data.paced.find((p) => p.line === line && p.target === target)?.phases.find((p) => p.rate === rate);
 }
 
 export function latencySection(data: RunData): string[] {

@@ -12,7 +12,7 @@
  * what one decision costs it.
  */
 import type { PacedLine } from './paced';
-import { cpuPerUnit, pacedPhase, type RunData } from './report';
+import { cpuPerUnit, pacedPhase, type RunData } from './figures';
 import { markdownTable, median, micros, thousands } from './stats';
 
 /** A fleet of 10,000 vehicles pinging every 5 s (issue 15): a quiet Node-RED instance. */
