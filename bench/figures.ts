@@ -11,6 +11,7 @@ import type { FleetResult } from './fleet';
 import type { LineId } from './flows';
 import type { HorizontalResult } from './horizontal';
 import type { RedisMemory } from './memory';
+import type { MetricsCostResult } from './metrics-cost';
 import type { PacedLine, PacedPhase, PacedResult } from './paced';
 import type { Plan } from './plan';
 import { ROOT } from './runtime';
@@ -63,6 +64,8 @@ export interface RunData {
   tune: TuneOutcome;
   /** The script alone (script-cost.ts); undefined when not run. */
   script: ScriptCostResult | undefined;
+  /** What counting for Prometheus adds (metrics-cost.ts); undefined when not run. */
+  metrics: MetricsCostResult | undefined;
   /** The figures of the run before (bench/figures.json), for issue 20's table. */
   previousFigures: FiguresFile | undefined;
   /** Parts that failed as a whole (a trial's failure is kept with the trial). */

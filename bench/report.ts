@@ -10,6 +10,7 @@ import { ENTRIES, type RedisMemory } from './memory';
 import type { SavingResult } from './saving';
 import type { PacedLine, PacedPhase } from './paced';
 import { issue20Section } from './issue20';
+import { metricsCostLines } from './metrics-cost';
 import { scriptCostTable } from './script-cost';
 import { sizingFigures, sizingTable } from './sizing';
 import { bytes, markdownTable, max, median, micros, millis, min, thousands, times } from './stats';
@@ -312,6 +313,20 @@ function scriptSection(data: RunData): string[] {
   ];
 }
 
+function metricsSection(data: RunData): string[] {
+  const head = ['## Counting for Prometheus (bench/metrics-cost.ts)', ''];
+  if (data.metrics === undefined) return [...head, 'Not run.', ''];
+  return [
+    ...head,
+    "The report every decision makes to the node's insight (src/node-red/insight.ts), timed with the counting for Prometheus on and off, alternating in one process so that both see the same machine; no Node-RED. The budget is 0.2 µs per message.",
+    '',
+    '```',
+    ...metricsCostLines(data.metrics),
+    '```',
+    '',
+  ];
+}
+
 function tuneSection(data: RunData): string[] {
   const t = data.tune;
   const head = ['## dedup-tune grid (bench/tune.ts)', ''];
@@ -390,6 +405,7 @@ export function renderReport(data: RunData): string {
     ...memorySection(data),
     ...savingSection(data),
     ...scriptSection(data),
+    ...metricsSection(data),
     ...tuneSection(data),
     '## Sizing a deployment',
     '',
