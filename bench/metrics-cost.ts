@@ -2,12 +2,11 @@
  * What counting for Prometheus adds to the report every decision makes
  * (node-red/insight), in µs per message: the same reports timed with the
  * counting on and off, alternating in one run so that both see the same
- * machine. The budget is 0.2 µs per message.
+ * machine. The budget is 0.2 µs per message. The part `metrics` of npm run
+ * bench (BENCH_ONLY=metrics), its lines in bench/results.md; alone (no
+ * Redis, no build: docs/metrics.md quotes it):
  *
  *   node --expose-gc --require tsx/cjs bench/metrics-cost.ts [messages]
- *
- * In npm run bench it is the part `metrics` (BENCH_ONLY=metrics), its lines
- * in bench/results.md.
  */
 import { prepareReadings, settleReadings, type Prepared, type Settled } from '../src/core/burst';
 import { CLAIM } from '../src/core/seen-codes';

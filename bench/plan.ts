@@ -58,6 +58,9 @@ export interface Plan {
   serverRuns: ServerRun[];
   /** Pings timed at each call size of the script-alone part (script-cost.ts). */
   scriptPings: number;
+  scriptRepeats: number;
+  /** A variant of the sliding-window script to time in the script part instead, for profiling. */
+  scriptLua: string | undefined;
   /** Reports timed per on/off timing of the metrics part (metrics-cost.ts). */
   metricsMessages: number;
   paced: { rates: number[]; seconds: number; settleSeconds: number; warmupUnits: number };
@@ -114,6 +117,8 @@ export function planFrom(argv: readonly string[]): Plan {
       { id: '6b', label: 'redis-server alone: EVALSHA, 500 pings per call, 4 connections', pingsPerCall: 500, pipeline: 1, calls: quick ? 150 : 1_000 },
     ],
     scriptPings: numberFrom('SCRIPT_COST_PINGS', quick ? 50_000 : 200_000),
+    scriptRepeats: numberFrom('SCRIPT_COST_REPEATS', 3),
+    scriptLua: process.env.SCRIPT_COST_LUA || undefined,
     metricsMessages: quick ? 200_000 : 1_000_000,
     paced: {
       rates: [2_000, 20_000, 50_000],

@@ -306,7 +306,7 @@ function scriptSection(data: RunData): string[] {
   if (data.script === undefined) return [...head, 'Not run.', ''];
   return [
     ...head,
-    `No Node-RED: EVALSHA calls of the fleet's pings (10,000 vehicles, every rule on: heading, clock guard, event values) through one client, 4 calls in flight, ${thousands(data.plan.scriptPings)} pings per size (a quarter of that at 1 per call) in 3 runs, of which the one with the least Redis CPU is shown. Script time: INFO commandstats, usec_per_call of evalsha (the script and its redis.call()s; wall-clock time, so a script preempted by another process counts the wait). Redis CPU: INFO cpu of the whole server (the script, reading the command, writing the reply). Per ping: per call over pings per call.`,
+    `No Node-RED: EVALSHA calls of the fleet's pings (10,000 vehicles, every rule on: heading, clock guard, event values) through one client, 4 calls in flight, ${thousands(data.plan.scriptPings)} pings per size (a quarter of that at 1 per call) in ${data.plan.scriptRepeats} runs, of which the one with the least Redis CPU is shown. Script time: INFO commandstats, usec_per_call of evalsha (the script and its redis.call()s; wall-clock time, so a script preempted by another process counts the wait). Redis CPU: INFO cpu of the whole server (the script, reading the command, writing the reply). Per ping: per call over pings per call.`,
     '',
     scriptCostTable(data.script),
     '',

@@ -20,7 +20,8 @@
  * past it), BENCH_LATENCY_S (recorded seconds per rate), BENCH_ONLY (a
  * comma-separated list of parts, for working on one of them),
  * BENCH_PROFILE_DIR (a CPU profile of each timed throughput run, see
- * worker.ts).
+ * worker.ts), SCRIPT_COST_PINGS, SCRIPT_COST_REPEATS and SCRIPT_COST_LUA
+ * (the script part, see script-cost.ts).
  */
 import { spawn, spawnSync } from 'child_process';
 import { mkdirSync, writeFileSync } from 'fs';
@@ -108,7 +109,7 @@ const RUNNERS: Record<Section, (b: Bench) => Promise<void>> = {
 
   async script({ plan, data, port, part }) {
     await part('script', async () => {
-      const job: ScriptCostJob = { port, pings: plan.scriptPings, repeats: 3 };
+      const job: ScriptCostJob = { port, pings: plan.scriptPings, repeats: plan.scriptRepeats, ...(plan.scriptLua ? { lua: plan.scriptLua } : {}) };
       data.script = await runChild<ScriptCostResult>('script-cost.ts', job);
       for (const r of data.script.rows) log(`  script alone ${String(r.pingsPerCall).padStart(3)} pings/call: ${(r.scriptUsPerCall / r.pingsPerCall).toFixed(2)} µs script, ${(r.cpuUsPerCall / r.pingsPerCall).toFixed(2)} µs CPU per ping`);
     });
