@@ -301,30 +301,29 @@ function confirmSection(data: RunData): string[] {
   ];
 }
 
+/** A part's section: its heading, then what it found, or "Not run." when it was left out. */
+function partSection(title: string, body: string[] | undefined): string[] {
+  return [`## ${title}`, '', ...(body ?? ['Not run.']), ''];
+}
+
 function scriptSection(data: RunData): string[] {
-  const head = ['## The sliding-window script alone (issue 20)', ''];
-  if (data.script === undefined) return [...head, 'Not run.', ''];
-  return [
-    ...head,
+  const s = data.script;
+  return partSection('The sliding-window script alone (issue 20)', s && [
     `No Node-RED: EVALSHA calls of the fleet's pings (10,000 vehicles, every rule on: heading, clock guard, event values) through one client, 4 calls in flight, ${thousands(data.plan.scriptPings)} pings per size (a quarter of that at 1 per call) in ${data.plan.scriptRepeats} runs, of which the one with the least Redis CPU is shown. Script time: INFO commandstats, usec_per_call of evalsha (the script and its redis.call()s; wall-clock time, so a script preempted by another process counts the wait). Redis CPU: INFO cpu of the whole server (the script, reading the command, writing the reply). Per ping: per call over pings per call.`,
     '',
-    scriptCostTable(data.script),
-    '',
-  ];
+    scriptCostTable(s),
+  ]);
 }
 
 function metricsSection(data: RunData): string[] {
-  const head = ['## Counting for Prometheus (bench/metrics-cost.ts)', ''];
-  if (data.metrics === undefined) return [...head, 'Not run.', ''];
-  return [
-    ...head,
+  const m = data.metrics;
+  return partSection('Counting for Prometheus (bench/metrics-cost.ts)', m && [
     "The report every decision makes to the node's insight (src/node-red/insight.ts), timed with the counting for Prometheus on and off, alternating in one process so that both see the same machine; no Node-RED. The budget is 0.2 µs per message.",
     '',
     '```',
-    ...metricsCostLines(data.metrics),
+    ...metricsCostLines(m),
     '```',
-    '',
-  ];
+  ]);
 }
 
 function tuneSection(data: RunData): string[] {
