@@ -42,7 +42,7 @@ export interface Trial {
 export type TuneOutcome =
   | { status: 'skipped' }
   | { status: 'failed'; seconds: number; text: string }
-  | { status: 'ran'; seconds: number; text: string; table: boolean };
+  | { status: 'ran'; seconds: number; text: string };
 
 export interface RunData {
   plan: Plan;

@@ -331,7 +331,7 @@ function tuneSection(data: RunData): string[] {
   const head = ['## dedup-tune grid (bench/tune.ts)', ''];
   if (t.status === 'skipped') return [...head, 'Not run (left out with BENCH_ONLY).', ''];
   if (t.status === 'failed') return [...head, `FAILED after ${t.seconds.toFixed(0)} s: ${t.text}`, ''];
-  return [...head, `Run as a child process${data.plan.quick ? ' with TUNE_BENCH_PINGS=200000 and TUNE_BENCH_ROUNDS=1 (the quick run)' : ''}; took ${t.seconds.toFixed(0)} s. What it printed:`, '', t.table ? t.text : `\`\`\`\n${t.text}\n\`\`\``, ''];
+  return [...head, `Run as a child process${data.plan.quick ? ' with TUNE_BENCH_PINGS=200000 and TUNE_BENCH_ROUNDS=1 (the quick run)' : ''}; took ${t.seconds.toFixed(0)} s. What it printed:`, '', t.text, ''];
 }
 
 function tallyKey(tally: Record<string, number>): string {

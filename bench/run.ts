@@ -23,13 +23,13 @@
  * worker.ts), SCRIPT_COST_PINGS, SCRIPT_COST_REPEATS and SCRIPT_COST_LUA
  * (the script part, see script-cost.ts).
  */
-import { spawn, spawnSync } from 'child_process';
+import { spawnSync } from 'child_process';
 import { mkdirSync, writeFileSync } from 'fs';
 import { loadavg } from 'os';
 import { join } from 'path';
 import Redis from 'ioredis';
 import { startRedisCluster, type RedisClusterHandle } from '../test/support/redis-cluster';
-import { errorText, runChild } from './children';
+import { errorText, runChild, startChild } from './children';
 import type { EvalLoadJob, EvalLoadResult } from './eval-load';
 import type { RunData, Trial } from './figures';
 import type { FleetJob, FleetResult } from './fleet';
@@ -47,6 +47,7 @@ import type { SavingJob, SavingResult } from './saving';
 import type { ScriptCostJob, ScriptCostResult } from './script-cost';
 import { renderPerformanceDoc } from './performance-doc';
 import { thousands } from './stats';
+import { tuneBenchTable, type TuneBenchResult } from './tune';
 import type { TrialJob, TrialResult } from './worker';
 
 /* eslint-disable-next-line @typescript-eslint/no-require-imports -- the compiled code in nodes/, which is what Node-RED runs; types from src/ */
@@ -180,8 +181,22 @@ const RUNNERS: Record<Section, (b: Bench) => Promise<void>> = {
     await cluster?.stop();
   },
 
+  // Smaller in the quick run (TUNE_BENCH_PINGS, TUNE_BENCH_ROUNDS), and stopped past tuneTimeoutMs.
   async tune({ plan, data }) {
-    data.tune = await runTune(plan);
+    const env = { ...process.env, ...(plan.quick ? { TUNE_BENCH_PINGS: '200000', TUNE_BENCH_ROUNDS: '1' } : {}) };
+    const child = startChild<TuneBenchResult>('tune.ts', {}, undefined, env);
+    let killed = false;
+    const timer = setTimeout(() => (killed = child.process.kill('SIGKILL')), plan.tuneTimeoutMs);
+    const t0 = Date.now();
+    try {
+      const result = await child.answer;
+      data.tune = { status: 'ran', seconds: (Date.now() - t0) / 1000, text: tuneBenchTable(result).trim() };
+    } catch (error) {
+      const why = killed ? `stopped after ${plan.tuneTimeoutMs / 1000} s: ` : '';
+      data.tune = { status: 'failed', seconds: (Date.now() - t0) / 1000, text: `${why}${errorText(error).trim().split('\n').slice(-3).join(' / ')}` };
+    } finally {
+      clearTimeout(timer);
+    }
     log(`  tune ${data.tune.status}`);
   },
 
@@ -225,41 +240,6 @@ const RUNNERS: Record<Section, (b: Bench) => Promise<void>> = {
     }
   },
 };
-
-/**
- * bench/tune.ts (the dedup-tune grid line) is run as a child, smaller in the
- * quick run (TUNE_BENCH_PINGS, TUNE_BENCH_ROUNDS), and what it prints to
- * stdout (a Markdown table and a few lines about it) is shown as it is.
- */
-function runTune(plan: Plan): Promise<RunData['tune']> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--require', 'tsx/cjs', join(__dirname, 'tune.ts')], {
-      cwd: ROOT,
-      env: { ...process.env, ...(plan.quick ? { TUNE_BENCH_PINGS: '200000', TUNE_BENCH_ROUNDS: '1' } : {}) },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));
-    child.stderr.on('data', (c: Buffer) => (err = (err + c.toString('utf8')).slice(-2000)));
-    const timer = setTimeout(() => child.kill('SIGKILL'), plan.tuneTimeoutMs);
-    const t0 = Date.now();
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      const seconds = (Date.now() - t0) / 1000;
-      const lines = out.trim().split('\n');
-      const table = lines.some((l) => l.startsWith('|'));
-      const why = signal === 'SIGKILL' ? `stopped after ${plan.tuneTimeoutMs / 1000} s` : `exited with ${code ?? signal}`;
-      if (!table && code !== 0) {
-        resolve({ status: 'failed', seconds, text: `${why}: ${(err || out).trim().split('\n').slice(-3).join(' / ')}` });
-        return;
-      }
-      // A table is shown even when the script then failed (its answers disagreed, say): it says so itself.
-      const text = table ? out.trim() : lines.slice(-15).join('\n');
-      resolve({ status: 'ran', seconds, text: code === 0 ? text : `${text}\n\n(bench/tune.ts ${why})`, table });
-    });
-  });
-}
 
 async function main(): Promise<void> {
   const plan = planFrom(process.argv.slice(2));
