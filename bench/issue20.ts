@@ -7,19 +7,10 @@
  */
 import { existsSync, readFileSync, writeFileSync } from 'fs';
 import { join } from 'path';
-import type { RunData } from './report';
-import * as report from './report';
+import * as figures from './figures';
+import type { FiguresFile, RunData } from './figures';
 import { markdownTable, median } from './stats';
 
-export interface FiguresFile {
-  commit: string;
-  /** ISO date of the run. */
-  date: string;
-  machine: string;
-  /** What the run was: `npm run bench`, `--quick`, the parts. */
-  run: string;
-  figures: Record<string, number>;
-}
 
 interface Figure {
   id: string;
@@ -33,7 +24,7 @@ interface Figure {
 const FILE = join(__dirname, 'figures.json');
 
 function scriptUsPerUnit(data: RunData): number {
-  return median(report.okResults(data.trials.get('sw-redis')).flatMap((t) => (t.scriptMs === undefined ? [] : [(t.scriptMs * 1000) / t.units])));
+  return median(figures.okResults(data.trials.get('sw-redis')).flatMap((t) => (t.scriptMs === undefined ? [] : [(t.scriptMs * 1000) / t.units])));
 }
 
 function scriptRow(data: RunData, pingsPerCall: number): { script: number; cpu: number } {
@@ -42,13 +33,13 @@ function scriptRow(data: RunData, pingsPerCall: number): { script: number; cpu: 
 }
 
 function p99(data: RunData, line: 'filter' | 'sw-memory' | 'sw-redis', rate: number): number {
-  return report.pacedPhase(data, line, rate)?.latency.p99 ?? Number.NaN;
+  return figures.pacedPhase(data, line, rate)?.latency.p99 ?? Number.NaN;
 }
 
 const FIGURES: Figure[] = [
   { id: 'scriptUsPerDecision', label: 'Redis script time per decision, flat out (throughput line 3, INFO commandstats)', unit: 'µs', target: { op: '<=', value: 4 }, value: scriptUsPerUnit },
   { id: 'scriptAloneUs500', label: 'the same, script alone at 500 pings per call, every rule on', unit: 'µs', target: { op: '<=', value: 4 }, value: (d) => scriptRow(d, 500).script },
-  { id: 'redisCpuPerDecision', label: 'Redis CPU per decision, flat out (throughput line 3, INFO cpu)', unit: 'µs', target: { op: '<=', value: 5 }, value: (d) => report.cpuPerUnit(d.trials.get('sw-redis'), 'redis') },
+  { id: 'redisCpuPerDecision', label: 'Redis CPU per decision, flat out (throughput line 3, INFO cpu)', unit: 'µs', target: { op: '<=', value: 5 }, value: (d) => figures.cpuPerUnit(d.trials.get('sw-redis'), 'redis') },
   { id: 'scriptAloneCpu500', label: 'the same, script alone at 500 pings per call, every rule on', unit: 'µs', target: { op: '<=', value: 5 }, value: (d) => scriptRow(d, 500).cpu },
   { id: 'fixedCpuPerCall', label: 'Redis fixed cost per call (script alone: CPU, 1- against 500-ping calls)', unit: 'µs', target: { op: '<=', value: 8 }, value: (d) => d.script?.cpu.fixedUs ?? Number.NaN },
   {
@@ -56,10 +47,10 @@ const FIGURES: Figure[] = [
     label: "Node-RED CPU per decision, Redis store, minus the filter's",
     unit: 'µs',
     target: { op: '<=', value: 2 },
-    value: (d) => report.cpuPerUnit(d.trials.get('sw-redis'), 'node') - report.cpuPerUnit(d.trials.get('filter'), 'node'),
+    value: (d) => figures.cpuPerUnit(d.trials.get('sw-redis'), 'node') - figures.cpuPerUnit(d.trials.get('filter'), 'node'),
   },
-  { id: 'redisOverFilter', label: 'project bench: Redis store / filter', unit: 'x', target: { op: '>=', value: 0.8 }, value: (d) => median(report.ratiosToFilter(d.trials.get('sw-redis'), d.filterSeq)) },
-  { id: 'sensorRedisOverMemory', label: 'sensor node: Redis / memory readings per second', unit: 'x', target: { op: '>=', value: 0.8 }, value: (d) => median(report.ratiosByRound(d.trials.get('sr-redis'), d.trials.get('sr-memory'))) },
+  { id: 'redisOverFilter', label: 'project bench: Redis store / filter', unit: 'x', target: { op: '>=', value: 0.8 }, value: (d) => median(figures.ratiosToFilter(d.trials.get('sw-redis'), d.filterSeq)) },
+  { id: 'sensorRedisOverMemory', label: 'sensor node: Redis / memory readings per second', unit: 'x', target: { op: '>=', value: 0.8 }, value: (d) => median(figures.ratiosByRound(d.trials.get('sr-redis'), d.trials.get('sr-memory'))) },
   { id: 'pacedRedisP99at20k', label: 'paced p99, Redis store, 20,000 msg/s', unit: 'ms', target: { op: '<=', value: 5 }, value: (d) => p99(d, 'sw-redis', 20_000) },
   { id: 'pacedRedisP99at50k', label: 'paced p99, Redis store, 50,000 msg/s', unit: 'ms', target: { op: '<=', value: 20 }, value: (d) => p99(d, 'sw-redis', 50_000) },
   ...[2_000, 20_000, 50_000].map((rate): Figure => ({
@@ -107,7 +98,7 @@ export function issue20Section(data: RunData, previous: FiguresFile | undefined)
   return [
     "## Issue 20's figures",
     '',
-    `This run: ${report.machine()}, commit ${data.commit}; ${before}. CPU per decision is what carries across machines; on a busy machine every figure is higher, CPU less so than time.`,
+    `This run: ${figures.machine()}, commit ${data.commit}; ${before}. CPU per decision is what carries across machines; on a busy machine every figure is higher, CPU less so than time.`,
     '',
     markdownTable(['figure', 'this run', 'run before', 'target', ''], rows),
     '',
@@ -121,7 +112,7 @@ export function writeFigures(data: RunData, previous: FiguresFile | undefined): 
   const file: FiguresFile = {
     commit: data.commit,
     date: new Date().toISOString().slice(0, 16).replace('T', ' ') + ' UTC',
-    machine: report.machine(),
+    machine: figures.machine(),
     run: `npm run bench${data.plan.quick ? ' -- --quick' : ''} (parts: ${data.plan.sections.join(', ')})`,
     figures: { ...(previous?.figures ?? {}), ...now },
   };

@@ -2,24 +2,41 @@
  * What counting for Prometheus adds to the report every decision makes
  * (node-red/insight), in µs per message: the same reports timed with the
  * counting on and off, alternating in one run so that both see the same
- * machine. The budget is 0.2 µs per message.
+ * machine. The budget is 0.2 µs per message. The part `metrics` of npm run
+ * bench (BENCH_ONLY=metrics), its lines in bench/results.md; alone (no
+ * Redis, no build: docs/metrics.md quotes it):
  *
  *   node --expose-gc --require tsx/cjs bench/metrics-cost.ts [messages]
- *
- * Standalone: not part of bench/run.ts.
  */
 import { prepareReadings, settleReadings, type Prepared, type Settled } from '../src/core/burst';
 import { CLAIM } from '../src/core/seen-codes';
 import type { Ping } from '../src/core/sliding-window';
 import { setMetricsCounting, trackNode, type NodeInsight } from '../src/node-red/insight';
 import type { WindowOutcome } from '../src/stores/types';
+import { answerParent, gc } from './runtime';
+import { median } from './stats';
 
-const MESSAGES = Number(process.argv[2] ?? 1_000_000);
+export interface MetricsCostJob {
+  /** Reports per timing. */
+  messages: number;
+}
+
+export interface MetricsCostRow {
+  report: string;
+  /** µs per message, median of ROUNDS timings each. */
+  without: number;
+  with: number;
+}
+
+export interface MetricsCostResult {
+  messages: number;
+  rounds: number;
+  rows: MetricsCostRow[];
+}
+
 const ROUNDS = 7;
 const ASSETS = 5_000;
 const REASONS = ['first', 'elapsed', 'moved', 'window', 'window', 'late'] as const;
-
-const gc = (globalThis as { gc?: () => void }).gc ?? ((): void => undefined);
 
 function windowNode(): NodeInsight {
   return trackNode({
@@ -66,11 +83,11 @@ function timeSensor(insight: NodeInsight, n: number): number {
   return Number(process.hrtime.bigint() - start) / 1000 / n;
 }
 
-function measure(name: string, time: (n: number) => number): void {
+function measure(report: string, messages: number, time: (n: number) => number): MetricsCostRow {
   // Warm up both paths so that neither is timed while being optimised.
   for (const on of [true, false, true]) {
     setMetricsCounting(on);
-    time(MESSAGES / 4);
+    time(messages / 4);
   }
   const withMetrics: number[] = [];
   const without: number[] = [];
@@ -78,20 +95,35 @@ function measure(name: string, time: (n: number) => number): void {
     for (const on of round % 2 === 0 ? [true, false] : [false, true]) {
       setMetricsCounting(on);
       gc();
-      (on ? withMetrics : without).push(time(MESSAGES));
+      (on ? withMetrics : without).push(time(messages));
     }
   }
   setMetricsCounting(true);
-  const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[xs.length >> 1] as number;
-  const on = median(withMetrics);
-  const off = median(without);
-  console.log(`${name.padEnd(34)} without metrics ${off.toFixed(4)} µs/msg   with metrics ${on.toFixed(4)} µs/msg   added ${(on - off).toFixed(4)} µs/msg (budget 0.2)`);
+  return { report, without: median(without), with: median(withMetrics) };
 }
 
-console.log(`metrics cost: ${MESSAGES.toLocaleString('en')} reports per timing, median of ${ROUNDS}, alternating on/off`);
-const window = windowNode();
-measure('sliding-window report (windowDecided)', (n) => timeWindow(window, n));
-const sensor = sensorNode();
-measure('sensor report, one reading', (n) => timeSensor(sensor, n));
-window.close(true);
-sensor.close(true);
+export function metricsCost(job: MetricsCostJob): MetricsCostResult {
+  const window = windowNode();
+  const sensor = sensorNode();
+  try {
+    const rows = [measure('sliding-window report (windowDecided)', job.messages, (n) => timeWindow(window, n)), measure('sensor report, one reading', job.messages, (n) => timeSensor(sensor, n))];
+    return { messages: job.messages, rounds: ROUNDS, rows };
+  } finally {
+    window.close(true);
+    sensor.close(true);
+  }
+}
+
+/** What the part prints, alone and in bench/results.md. */
+export function metricsCostLines(r: MetricsCostResult): string[] {
+  return [
+    `metrics cost: ${r.messages.toLocaleString('en')} reports per timing, median of ${r.rounds}, alternating on/off`,
+    ...r.rows.map((row) => `${row.report.padEnd(34)} without metrics ${row.without.toFixed(4)} µs/msg   with metrics ${row.with.toFixed(4)} µs/msg   added ${(row.with - row.without).toFixed(4)} µs/msg (budget 0.2)`),
+  ];
+}
+
+if (require.main === module) {
+  const arg = process.argv[2] ?? '1000000';
+  if (arg.startsWith('{')) answerParent(Promise.resolve().then(() => metricsCost(JSON.parse(arg) as MetricsCostJob)));
+  else console.log(metricsCostLines(metricsCost({ messages: Number(arg) })).join('\n'));
+}

@@ -6,7 +6,8 @@
  * quotes it.
  */
 import { cpus } from 'os';
-import { fleetSection, horizontalSection, latencySection, machine, pacedPhase, versions, type RunData } from './report';
+import { machine, pacedPhase, versions, type RunData } from './figures';
+import { fleetSection, horizontalSection, latencySection } from './report';
 import { BUSY_RATE, count, deployments, perCore, project, QUIET_RATE, sizingFigures, sizingTable, type SizingFigures } from './sizing';
 import { markdownTable, median, micros, millis, thousands } from './stats';
 import type { PacedLine } from './paced';

@@ -6,9 +6,30 @@
  * bench in bench/run.ts).
  */
 
-export type Section = 'memory' | 'saving' | 'script' | 'latency' | 'fleet' | 'horizontal' | 'tune' | 'rounds';
+/**
+ * The parts of a run, in the order they run (BENCH_ONLY names them): what
+ * each measures and the child process it runs (bench/run.ts says how). Their
+ * sizes in the full and the quick run are the Plan's fields below.
+ */
+export const PARTS = [
+  { name: 'memory', runs: 'memory.ts', measures: 'bytes per entry of each store at 100,000 entries, first, on a quiet server and heap' },
+  { name: 'saving', runs: 'saving.ts', measures: "the memory store's saved state (issue 9)" },
+  { name: 'script', runs: 'script-cost.ts', measures: 'the sliding-window script alone, no Node-RED, at 1 to 500 pings per call' },
+  { name: 'metrics', runs: 'metrics-cost.ts', measures: 'what counting for Prometheus adds to each decision report' },
+  { name: 'latency', runs: 'paced.ts', measures: 'steady load at 2,000, 20,000 and 50,000 msg/s' },
+  { name: 'fleet', runs: 'fleet.ts', measures: '1,000 to 1,000,000 assets' },
+  { name: 'horizontal', runs: 'horizontal.ts, paced.ts', measures: '1 and 2 Node-RED processes on one server and on a 3-primary Cluster, and the Redis latency line on that Cluster' },
+  { name: 'tune', runs: 'tune.ts', measures: 'the dedup-tune grid line' },
+  {
+    name: 'rounds',
+    runs: 'worker.ts, eval-load.ts',
+    measures: 'the throughput lines and what redis-server alone serves, in rounds until the time budget is spent; each line whose target is a ratio to the core filter node sits between two filter trials',
+  },
+] as const;
 
-export const SECTIONS: readonly Section[] = ['memory', 'saving', 'script', 'latency', 'fleet', 'horizontal', 'tune', 'rounds'];
+export type Section = (typeof PARTS)[number]['name'];
+
+export const SECTIONS: readonly Section[] = PARTS.map((p) => p.name);
 
 export interface ServerRun {
   id: '6a' | '6b';
@@ -37,6 +58,11 @@ export interface Plan {
   serverRuns: ServerRun[];
   /** Pings timed at each call size of the script-alone part (script-cost.ts). */
   scriptPings: number;
+  scriptRepeats: number;
+  /** A variant of the sliding-window script to time in the script part instead, for profiling. */
+  scriptLua: string | undefined;
+  /** Reports timed per on/off timing of the metrics part (metrics-cost.ts). */
+  metricsMessages: number;
   paced: { rates: number[]; seconds: number; settleSeconds: number; warmupUnits: number };
   /**
    * The Redis line on the Cluster: a quiet rate and a busy one that this
@@ -91,6 +117,9 @@ export function planFrom(argv: readonly string[]): Plan {
       { id: '6b', label: 'redis-server alone: EVALSHA, 500 pings per call, 4 connections', pingsPerCall: 500, pipeline: 1, calls: quick ? 150 : 1_000 },
     ],
     scriptPings: numberFrom('SCRIPT_COST_PINGS', quick ? 50_000 : 200_000),
+    scriptRepeats: numberFrom('SCRIPT_COST_REPEATS', 3),
+    scriptLua: process.env.SCRIPT_COST_LUA || undefined,
+    metricsMessages: quick ? 200_000 : 1_000_000,
     paced: {
       rates: [2_000, 20_000, 50_000],
       seconds: numberFrom('BENCH_LATENCY_S', quick ? 1.5 : 30),

@@ -3,61 +3,17 @@
  * each line next to its baseline and its target, and the checks of the
  * answers the nodes gave. Pure: it formats what bench/run.ts measured.
  */
-import { cpus, release, totalmem, type as osType } from 'os';
-import { readFileSync } from 'fs';
-import type { EvalLoadResult } from './eval-load';
-import type { FleetResult } from './fleet';
+import { cpus } from 'os';
+import { cpuPerUnit, machine, okResults, pacedPhase, rates, ratiosByRound, ratiosToFilter, versions, type RunData } from './figures';
 import type { LineId } from './flows';
-import type { HorizontalResult } from './horizontal';
 import { ENTRIES, type RedisMemory } from './memory';
-import type { PacedLine, PacedPhase, PacedResult } from './paced';
-import type { Plan } from './plan';
-import { ROOT } from './runtime';
 import type { SavingResult } from './saving';
-import { issue20Section, type FiguresFile } from './issue20';
-import { scriptCostTable, type ScriptCostResult } from './script-cost';
+import type { PacedLine, PacedPhase } from './paced';
+import { issue20Section } from './issue20';
+import { metricsCostLines } from './metrics-cost';
+import { scriptCostTable } from './script-cost';
 import { sizingFigures, sizingTable } from './sizing';
 import { bytes, markdownTable, max, median, micros, millis, min, thousands, times } from './stats';
-import type { TrialResult } from './worker';
-
-export interface Trial {
-  round: number;
-  /** Position in the whole run, for pairing with the filter trials either side. */
-  seq: number;
-  result?: TrialResult;
-  error?: string;
-}
-
-export type TuneOutcome =
-  | { status: 'skipped' }
-  | { status: 'failed'; seconds: number; text: string }
-  | { status: 'ran'; seconds: number; text: string; table: boolean };
-
-export interface RunData {
-  plan: Plan;
-  commit: string;
-  redisVersion: string;
-  loadBefore: string;
-  loadAfter: string;
-  seconds: number;
-  trials: Map<LineId, Trial[]>;
-  filterSeq: { seq: number; rate: number }[];
-  server: Map<'6a' | '6b', EvalLoadResult[]>;
-  roundsRun: number;
-  memory: { window: number[]; seen: number[] };
-  redisMemory: RedisMemory[];
-  saving: SavingResult[];
-  paced: PacedResult[];
-  fleet: FleetResult[];
-  horizontal: HorizontalResult[];
-  tune: TuneOutcome;
-  /** The script alone (script-cost.ts); undefined when not run. */
-  script: ScriptCostResult | undefined;
-  /** The figures of the run before (bench/figures.json), for issue 20's table. */
-  previousFigures: FiguresFile | undefined;
-  /** Parts that failed as a whole (a trial's failure is kept with the trial). */
-  failures: string[];
-}
 
 export const LABELS: Record<LineId, string> = {
   filter: 'core filter node (rbe), keyed on msg.topic',
@@ -78,23 +34,6 @@ export const PACED_LABELS: Record<PacedLine, string> = {
   'sw-redis': 'sliding-window, Redis store',
 };
 
-function versionOf(pkg: string): string {
-  try {
-    return (JSON.parse(readFileSync(require.resolve(`${pkg}/package.json`, { paths: [ROOT] }), 'utf8')) as { version: string }).version;
-  } catch {
-    return '?';
-  }
-}
-
-export function machine(): string {
-  const cpu = cpus();
-  return `${cpu[0]?.model.trim() ?? '?'}, ${cpu.length} cores, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, ${osType()} ${release()}`;
-}
-
-export function versions(redisVersion: string): string {
-  return `Node.js ${process.versions.node}, Node-RED ${versionOf('node-red')}, Redis ${redisVersion} (loopback, private), ioredis ${versionOf('ioredis')}`;
-}
-
 function verdict(value: number, atLeast: number): string {
   if (!Number.isFinite(value)) return 'no data';
   return value >= atLeast ? 'met' : 'MISSED';
@@ -103,47 +42,6 @@ function verdict(value: number, atLeast: number): string {
 function verdictAtMost(value: number, limit: number): string {
   if (!Number.isFinite(value)) return 'no data';
   return value <= limit ? 'met' : 'MISSED';
-}
-
-export function rates(trials: readonly Trial[] | undefined): number[] {
-  return (trials ?? []).flatMap((t) => (t.result ? [t.result.perSecond] : []));
-}
-
-export function okResults(trials: readonly Trial[] | undefined): TrialResult[] {
-  return (trials ?? []).flatMap((t) => (t.result ? [t.result] : []));
-}
-
-/** Median CPU µs per unit of the trials of a line: Node-RED's, or redis-server's. */
-export function cpuPerUnit(trials: readonly Trial[] | undefined, side: 'node' | 'redis'): number {
-  return median(
-    okResults(trials).flatMap((t) => {
-      const ms = side === 'node' ? t.nodeCpuMs : t.redisCpuMs;
-      return ms === undefined ? [] : [(ms * 1000) / t.units];
-    }),
-  );
-}
-
-/** Each trial against the mean of the filter trials just before and just after it. */
-export function ratiosToFilter(trials: readonly Trial[] | undefined, filterSeq: RunData['filterSeq']): number[] {
-  const out: number[] = [];
-  for (const t of trials ?? []) {
-    if (!t.result) continue;
-    const before = [...filterSeq].reverse().find((f) => f.seq < t.seq);
-    const after = filterSeq.find((f) => f.seq > t.seq);
-    const sides = [before, after].filter((f): f is { seq: number; rate: number } => f !== undefined);
-    if (sides.length > 0) out.push(t.result.perSecond / (sides.reduce((s, f) => s + f.rate, 0) / sides.length));
-  }
-  return out;
-}
-
-/** a[i] / b[i] for the trials of the same round. */
-export function ratiosByRound(a: readonly Trial[] | undefined, b: readonly Trial[] | undefined): number[] {
-  const out: number[] = [];
-  for (const t of a ?? []) {
-    const other = (b ?? []).find((u) => u.round === t.round);
-    if (t.result && other?.result) out.push(t.result.perSecond / other.result.perSecond);
-  }
-  return out;
 }
 
 function plural(n: number, noun: string): string {
@@ -198,10 +96,6 @@ function throughputSection(data: RunData): string[] {
     '6a and 6b drive the sliding-window script with no Node-RED at all: a small client (bench/eval-load.ts) writes EVALSHA calls with the packed binary arguments on raw sockets, a window of calls at a time, and only counts the replies, so the rate is what redis-server alone serves. The difference between them is the cost of a call itself, paid once per call however many pings it carries.',
     '',
   ];
-}
-
-export function pacedPhase(data: RunData, line: PacedLine, rate: number, target: 'server' | 'cluster' = 'server'): PacedPhase | undefined {
-  return data.paced.find((p) => p.line === line && p.target === target)?.phases.find((p) => p.rate === rate);
 }
 
 export function latencySection(data: RunData): string[] {
@@ -407,16 +301,29 @@ function confirmSection(data: RunData): string[] {
   ];
 }
 
+/** A part's section: its heading, then what it found, or "Not run." when it was left out. */
+function partSection(title: string, body: string[] | undefined): string[] {
+  return [`## ${title}`, '', ...(body ?? ['Not run.']), ''];
+}
+
 function scriptSection(data: RunData): string[] {
-  const head = ['## The sliding-window script alone (issue 20)', ''];
-  if (data.script === undefined) return [...head, 'Not run.', ''];
-  return [
-    ...head,
-    `No Node-RED: EVALSHA calls of the fleet's pings (10,000 vehicles, every rule on: heading, clock guard, event values) through one client, 4 calls in flight, ${thousands(data.plan.scriptPings)} pings per size (a quarter of that at 1 per call) in 3 runs, of which the one with the least Redis CPU is shown. Script time: INFO commandstats, usec_per_call of evalsha (the script and its redis.call()s; wall-clock time, so a script preempted by another process counts the wait). Redis CPU: INFO cpu of the whole server (the script, reading the command, writing the reply). Per ping: per call over pings per call.`,
+  const s = data.script;
+  return partSection('The sliding-window script alone (issue 20)', s && [
+    `No Node-RED: EVALSHA calls of the fleet's pings (10,000 vehicles, every rule on: heading, clock guard, event values) through one client, 4 calls in flight, ${thousands(data.plan.scriptPings)} pings per size (a quarter of that at 1 per call) in ${data.plan.scriptRepeats} runs, of which the one with the least Redis CPU is shown. Script time: INFO commandstats, usec_per_call of evalsha (the script and its redis.call()s; wall-clock time, so a script preempted by another process counts the wait). Redis CPU: INFO cpu of the whole server (the script, reading the command, writing the reply). Per ping: per call over pings per call.`,
     '',
-    scriptCostTable(data.script),
+    scriptCostTable(s),
+  ]);
+}
+
+function metricsSection(data: RunData): string[] {
+  const m = data.metrics;
+  return partSection('Counting for Prometheus (bench/metrics-cost.ts)', m && [
+    "The report every decision makes to the node's insight (src/node-red/insight.ts), timed with the counting for Prometheus on and off, alternating in one process so that both see the same machine; no Node-RED. The budget is 0.2 µs per message.",
     '',
-  ];
+    '```',
+    ...metricsCostLines(m),
+    '```',
+  ]);
 }
 
 function tuneSection(data: RunData): string[] {
@@ -424,7 +331,7 @@ function tuneSection(data: RunData): string[] {
   const head = ['## dedup-tune grid (bench/tune.ts)', ''];
   if (t.status === 'skipped') return [...head, 'Not run (left out with BENCH_ONLY).', ''];
   if (t.status === 'failed') return [...head, `FAILED after ${t.seconds.toFixed(0)} s: ${t.text}`, ''];
-  return [...head, `Run as a child process${data.plan.quick ? ' with TUNE_BENCH_PINGS=200000 and TUNE_BENCH_ROUNDS=1 (the quick run)' : ''}; took ${t.seconds.toFixed(0)} s. What it printed:`, '', t.table ? t.text : `\`\`\`\n${t.text}\n\`\`\``, ''];
+  return [...head, `Run as a child process${data.plan.quick ? ' with TUNE_BENCH_PINGS=200000 and TUNE_BENCH_ROUNDS=1 (the quick run)' : ''}; took ${t.seconds.toFixed(0)} s. What it printed:`, '', t.text, ''];
 }
 
 function tallyKey(tally: Record<string, number>): string {
@@ -497,6 +404,7 @@ export function renderReport(data: RunData): string {
     ...memorySection(data),
     ...savingSection(data),
     ...scriptSection(data),
+    ...metricsSection(data),
     ...tuneSection(data),
     '## Sizing a deployment',
     '',

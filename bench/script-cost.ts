@@ -23,10 +23,10 @@
  * script's own. Script time is wall-clock time inside the server, so a
  * script preempted by another process counts that wait; Redis CPU does not.
  *
- * Alone: `node --require tsx/cjs bench/script-cost.ts` (starts its own
- * redis-server; SCRIPT_COST_PINGS sets the pings per size, SCRIPT_COST_LUA
- * a variant of the script to time instead, for profiling). In npm run bench
- * it is the part `script` (BENCH_ONLY=script), on the bench's server.
+ * The part `script` of npm run bench (BENCH_ONLY=script), on the bench's
+ * server: SCRIPT_COST_PINGS sets the pings per size, SCRIPT_COST_REPEATS
+ * the runs per size, SCRIPT_COST_LUA a variant of the script to time
+ * instead, for profiling.
  */
 import { createHash } from 'crypto';
 import { readFileSync } from 'fs';
@@ -40,8 +40,8 @@ import { answerParent, redisCpuSeconds } from './runtime';
 import { markdownTable, thousands } from './stats';
 
 export interface ScriptCostJob {
-  /** The bench's server; absent when run alone (one is started). */
-  port?: number;
+  /** The bench's server. */
+  port: number;
   /** Pings timed at each size, split over `repeats` runs of which the one with the least CPU counts. */
   pings: number;
   repeats: number;
@@ -223,29 +223,7 @@ export function scriptCostTable(r: ScriptCostResult): string {
   ].join('\n');
 }
 
-async function alone(): Promise<ScriptCostResult> {
-  const job: ScriptCostJob = {
-    pings: Number(process.env.SCRIPT_COST_PINGS ?? 200_000),
-    repeats: Number(process.env.SCRIPT_COST_REPEATS ?? 3),
-    ...(process.env.SCRIPT_COST_LUA ? { lua: process.env.SCRIPT_COST_LUA } : {}),
-  };
-  /* eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only when no port is given and it starts its own Redis (report.ts imports this file for its table) */
-  const { startOwnRedis } = require('./redis') as typeof import('./redis');
-  const redis = await startOwnRedis();
-  try {
-    const result = await scriptCost(job, redis.port);
-    process.stderr.write(`${scriptCostTable(result)}\n`);
-    return result;
-  } finally {
-    await redis.stop();
-  }
-}
-
 if (require.main === module) {
-  const arg = process.argv[2];
-  if (arg === undefined) answerParent(alone());
-  else {
-    const job = JSON.parse(arg) as ScriptCostJob;
-    answerParent(job.port === undefined ? alone() : scriptCost(job, job.port));
-  }
+  const job = JSON.parse(process.argv[2] ?? '{}') as ScriptCostJob;
+  answerParent(scriptCost(job, job.port));
 }

@@ -12,7 +12,7 @@
  * what one decision costs it.
  */
 import type { PacedLine } from './paced';
-import { cpuPerUnit, pacedPhase, type RunData } from './report';
+import { cpuPerUnit, pacedPhase, type RunData } from './figures';
 import { markdownTable, median, micros, thousands } from './stats';
 
 /** A fleet of 10,000 vehicles pinging every 5 s (issue 15): a quiet Node-RED instance. */
@@ -21,49 +21,8 @@ export const QUIET_RATE = 2_000;
 export const BUSY_RATE = 50_000;
 export const CLUSTER_SIZES = [3, 6, 12] as const;
 
-export interface SizingFigures {
-  /** Node-RED CPU µs per decision, flat out (the throughput lines). */
-  nodeUsMemory: number;
-  nodeUsRedis: number;
-  nodeUsCluster: number;
-  nodeUsSensorMemory: number;
-  nodeUsSensorRedis: number;
-  /**
-   * Node-RED CPU µs per message at the quiet and busy steady rates (the
-   * latency lines), idle time, the harness's generator and Node-RED's
-   * routing included: the filter node's line is that floor.
-   */
-  steady: Record<PacedLine, { quiet: number; busy: number }>;
-  /** redis-server CPU µs per decision: flat out, at the two steady rates, on the Cluster lines, per call of 1 and of 500 pings. */
-  redisUsBurst: number;
-  redisUsQuiet: number;
-  redisUsBusy: number;
-  pingsPerCallQuiet: number;
-  pingsPerCallBusy: number;
-  redisUsCluster: number;
-  /**
-   * The same on the Cluster (all primaries together) at QUIET_RATE and at
-   * the highest rate measured there (clusterBusyRate), and its pings per call.
-   */
-  clusterUsQuiet: number;
-  clusterUsBusy: number;
-  clusterBusyRate: number;
-  clusterPingsPerCallQuiet: number;
-  clusterPingsPerCallBusy: number;
-  redisUsOnePingCall: number;
-  redisUsFullCall: number;
-  redisUsSensor: number;
-  /** Bytes per asset or key: the memory store alone (at 100,000), the whole Node-RED process (the fleet line, at fleetSize). */
-  storePerAsset: number;
-  memoryPerAsset: number;
-  /** Heap the editor sidebar's board of assets took at 100,000 (fleet line minus the store alone), bytes. */
-  boardBytes: number;
-  redisPerAsset: number;
-  redisPerAssetFleetRules: number;
-  memoryPerKey: number;
-  redisPerKey: number;
-  fleetSize: number;
-}
+export type SizingFigures = ReturnType<typeof sizingFigures>;
+
 
 function steadyOf(data: RunData, line: PacedLine): { quiet: number; busy: number } {
   return {
@@ -72,7 +31,12 @@ function steadyOf(data: RunData, line: PacedLine): { quiet: number; busy: number
   };
 }
 
-export function sizingFigures(data: RunData): SizingFigures {
+/**
+ * The figures the guide sizes from: Node-RED and redis-server CPU µs per
+ * decision (flat out, at QUIET_RATE and BUSY_RATE, on the Cluster), and the
+ * bytes per asset or key of each store.
+ */
+export function sizingFigures(data: RunData) {
   const quiet = pacedPhase(data, 'sw-redis', QUIET_RATE);
   const busy = pacedPhase(data, 'sw-redis', BUSY_RATE);
   const clusterPhases = data.paced.find((p) => p.line === 'sw-redis' && p.target === 'cluster')?.phases ?? [];
@@ -82,16 +46,19 @@ export function sizingFigures(data: RunData): SizingFigures {
   const fleetAt = (store: 'memory' | 'redis'): number => data.fleet.find((f) => f.store === store && f.assets === largest)?.bytesPerAsset ?? Number.NaN;
   const server = (id: '6a' | '6b'): number => median((data.server.get(id) ?? []).map((r) => r.redisCpuUsPerPing));
   return {
+    // Node-RED CPU µs per decision, flat out (the throughput lines).
     nodeUsMemory: cpuPerUnit(data.trials.get('sw-memory'), 'node'),
     nodeUsRedis: cpuPerUnit(data.trials.get('sw-redis'), 'node'),
     nodeUsCluster: median(cluster.filter((h) => h.processes === 1).map((h) => h.nodeCpuUsPerDecision)),
     nodeUsSensorMemory: cpuPerUnit(data.trials.get('sr-memory'), 'node'),
     nodeUsSensorRedis: cpuPerUnit(data.trials.get('sr-redis'), 'node'),
+    // Node-RED CPU µs per message at the steady rates (the latency lines), idle time, the generator and routing included: the filter line is that floor.
     steady: {
       filter: steadyOf(data, 'filter'),
       'sw-memory': steadyOf(data, 'sw-memory'),
       'sw-redis': steadyOf(data, 'sw-redis'),
     },
+    // redis-server CPU µs per decision: flat out, at the steady rates, on the Cluster (all primaries together), per call of 1 and of 500 pings.
     redisUsBurst: cpuPerUnit(data.trials.get('sw-redis'), 'redis'),
     redisUsQuiet: quiet?.redisCpuUsPerMsg ?? Number.NaN,
     redisUsBusy: busy?.redisCpuUsPerMsg ?? Number.NaN,
@@ -106,8 +73,10 @@ export function sizingFigures(data: RunData): SizingFigures {
     redisUsOnePingCall: server('6a'),
     redisUsFullCall: server('6b'),
     redisUsSensor: cpuPerUnit(data.trials.get('sr-redis'), 'redis'),
+    // Bytes per asset or key: the memory store alone (at 100,000), the whole Node-RED process (the fleet line, at fleetSize).
     storePerAsset: median(data.memory.window),
     memoryPerAsset: fleetAt('memory'),
+    // Heap the editor sidebar's board of assets took at 100,000 (the fleet line minus the store alone).
     boardBytes: ((data.fleet.find((f) => f.store === 'memory' && f.assets === 100_000)?.bytesPerAsset ?? Number.NaN) - median(data.memory.window)) * 100_000,
     redisPerAsset: fleetAt('redis'),
     redisPerAssetFleetRules: median(data.redisMemory.map((m) => m.windowFleet)),

@@ -17,14 +17,16 @@
  *     process: reading, the grid on every core, the jitter, the table).
  * The answers are checked too: every cell admits what the bare loop admits.
  *
- * bench/run.ts runs this file as a child process and shows what it prints
- * to stdout (tuneBenchTable's Markdown) in its report.
+ * bench/run.ts runs this file as its part `tune` (BENCH_ONLY=tune), a child
+ * process that answers over IPC, and shows tuneBenchTable's Markdown in its
+ * report.
  */
 import { spawnSync } from 'child_process';
 import { createWriteStream, existsSync, mkdtempSync, rmSync } from 'fs';
 import { cpus, loadavg, tmpdir } from 'os';
 import { join } from 'path';
 import { pingMessage } from './data';
+import { answerParent } from './runtime';
 import { markdownTable, max, median, min, thousands, times } from './stats';
 
 const ROOT = join(__dirname, '..');
@@ -202,7 +204,8 @@ export function tuneBenchTable(result: TuneBenchResult): string {
   return `${markdownTable(header, rows)}\n\nAnswers: ${result.answersAgree ? 'every cell of the grid (one thread, threads, dedup-tune) admitted what the bare loop admitted' : 'THE GRID AND THE BARE LOOP DISAGREE'}.\nMachine: ${result.machine}.\n`;
 }
 
-if (require.main === module) {
+if (require.main === module && process.send) answerParent(runTuneBench());
+else if (require.main === module) {
   runTuneBench((line) => process.stderr.write(`${line}\n`)).then(
     (result) => {
       process.stdout.write(tuneBenchTable(result));

@@ -1,0 +1,135 @@
+/**
+ * One run's measurements (RunData) and the readings of them that the
+ * results, the sizing guide and issue 20's figures all take: medians of CPU
+ * per unit, ratios to the filter line, a latency phase, the machine. Below
+ * report.ts, sizing.ts and issue20.ts, which import it and not each other.
+ */
+import { cpus, release, totalmem, type as osType } from 'os';
+import { readFileSync } from 'fs';
+import type { EvalLoadResult } from './eval-load';
+import type { FleetResult } from './fleet';
+import type { LineId } from './flows';
+import type { HorizontalResult } from './horizontal';
+import type { RedisMemory } from './memory';
+import type { MetricsCostResult } from './metrics-cost';
+import type { PacedLine, PacedPhase, PacedResult } from './paced';
+import type { Plan } from './plan';
+import { ROOT } from './runtime';
+import type { SavingResult } from './saving';
+import type { ScriptCostResult } from './script-cost';
+import { median } from './stats';
+import type { TrialResult } from './worker';
+
+/** bench/figures.json: issue 20's figures of the run before, kept for the next run to compare with. */
+export interface FiguresFile {
+  commit: string;
+  /** ISO date of the run. */
+  date: string;
+  machine: string;
+  /** What the run was: `npm run bench`, `--quick`, the parts. */
+  run: string;
+  figures: Record<string, number>;
+}
+
+export interface Trial {
+  round: number;
+  /** Position in the whole run, for pairing with the filter trials either side. */
+  seq: number;
+  result?: TrialResult;
+  error?: string;
+}
+
+export type TuneOutcome =
+  | { status: 'skipped' }
+  | { status: 'failed'; seconds: number; text: string }
+  | { status: 'ran'; seconds: number; text: string };
+
+export interface RunData {
+  plan: Plan;
+  commit: string;
+  redisVersion: string;
+  loadBefore: string;
+  loadAfter: string;
+  seconds: number;
+  trials: Map<LineId, Trial[]>;
+  filterSeq: { seq: number; rate: number }[];
+  server: Map<'6a' | '6b', EvalLoadResult[]>;
+  roundsRun: number;
+  memory: { window: number[]; seen: number[] };
+  redisMemory: RedisMemory[];
+  saving: SavingResult[];
+  paced: PacedResult[];
+  fleet: FleetResult[];
+  horizontal: HorizontalResult[];
+  tune: TuneOutcome;
+  /** The script alone (script-cost.ts); undefined when not run. */
+  script: ScriptCostResult | undefined;
+  /** What counting for Prometheus adds (metrics-cost.ts); undefined when not run. */
+  metrics: MetricsCostResult | undefined;
+  /** The figures of the run before (bench/figures.json), for issue 20's table. */
+  previousFigures: FiguresFile | undefined;
+  /** Parts that failed as a whole (a trial's failure is kept with the trial). */
+  failures: string[];
+}
+
+function versionOf(pkg: string): string {
+  try {
+    return (JSON.parse(readFileSync(require.resolve(`${pkg}/package.json`, { paths: [ROOT] }), 'utf8')) as { version: string }).version;
+  } catch {
+    return '?';
+  }
+}
+
+export function machine(): string {
+  const cpu = cpus();
+  return `${cpu[0]?.model.trim() ?? '?'}, ${cpu.length} cores, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, ${osType()} ${release()}`;
+}
+
+export function versions(redisVersion: string): string {
+  return `Node.js ${process.versions.node}, Node-RED ${versionOf('node-red')}, Redis ${redisVersion} (loopback, private), ioredis ${versionOf('ioredis')}`;
+}
+
+export function rates(trials: readonly Trial[] | undefined): number[] {
+  return (trials ?? []).flatMap((t) => (t.result ? [t.result.perSecond] : []));
+}
+
+export function okResults(trials: readonly Trial[] | undefined): TrialResult[] {
+  return (trials ?? []).flatMap((t) => (t.result ? [t.result] : []));
+}
+
+/** Median CPU µs per unit of the trials of a line: Node-RED's, or redis-server's. */
+export function cpuPerUnit(trials: readonly Trial[] | undefined, side: 'node' | 'redis'): number {
+  return median(
+    okResults(trials).flatMap((t) => {
+      const ms = side === 'node' ? t.nodeCpuMs : t.redisCpuMs;
+      return ms === undefined ? [] : [(ms * 1000) / t.units];
+    }),
+  );
+}
+
+/** Each trial against the mean of the filter trials just before and just after it. */
+export function ratiosToFilter(trials: readonly Trial[] | undefined, filterSeq: RunData['filterSeq']): number[] {
+  const out: number[] = [];
+  for (const t of trials ?? []) {
+    if (!t.result) continue;
+    const before = [...filterSeq].reverse().find((f) => f.seq < t.seq);
+    const after = filterSeq.find((f) => f.seq > t.seq);
+    const sides = [before, after].filter((f): f is { seq: number; rate: number } => f !== undefined);
+    if (sides.length > 0) out.push(t.result.perSecond / (sides.reduce((s, f) => s + f.rate, 0) / sides.length));
+  }
+  return out;
+}
+
+/** a[i] / b[i] for the trials of the same round. */
+export function ratiosByRound(a: readonly Trial[] | undefined, b: readonly Trial[] | undefined): number[] {
+  const out: number[] = [];
+  for (const t of a ?? []) {
+    const other = (b ?? []).find((u) => u.round === t.round);
+    if (t.result && other?.result) out.push(t.result.perSecond / other.result.perSecond);
+  }
+  return out;
+}
+
+export function pacedPhase(data: RunData, line: PacedLine, rate: number, target: 'server' | 'cluster' = 'server'): PacedPhase | undefined {
+  return data.paced.find((p) => p.line === line && p.target === target)?.phases.find((p) => p.rate === rate);
+}
