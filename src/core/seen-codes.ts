@@ -37,6 +37,16 @@ export function isAdmitted(code: number): boolean {
   return outcome === CLAIM.admitted || outcome === CLAIM.replayed;
 }
 
-/** Values of the seen-set's `deadline`: 0 seen, > 0 pending until then, RELEASED a released key. */
-export const SEEN = 0;
-export const RELEASED = -1;
+/**
+ * A key's state as a Redis seen-set entry stores it: the number lua/seen-set.lua
+ * compares with, handed to it in the prelude (redis/scripts), written nowhere else.
+ */
+export const KEY_STATE = { seen: 0, pending: 1, released: 2 } as const;
+
+/**
+ * The memory seen-set folds the state into the entry's `deadline`:
+ * SEEN_DEADLINE a seen key, a time > 0 a pending one (its lease's end),
+ * RELEASED_DEADLINE a released one.
+ */
+export const SEEN_DEADLINE = 0;
+export const RELEASED_DEADLINE = -1;

@@ -14,7 +14,7 @@
  * is read as well: after the TTL is shortened, or for a released key (kept
  * only a lease), a younger entry can expire before an older one.
  */
-import { CLAIM, LEASE_EXPIRED, RELEASED, SEEN, SETTLE } from './seen-codes';
+import { CLAIM, LEASE_EXPIRED, RELEASED_DEADLINE, SEEN_DEADLINE, SETTLE } from './seen-codes';
 import { grown, NONE, RecencyIndex } from './recency-index';
 
 export interface SeenSetSettings {
@@ -28,7 +28,7 @@ export interface SeenSetSettings {
 export interface SeenEntry {
   key: string;
   expiry: number;
-  /** SEEN, a pending claim's deadline, or RELEASED. */
+  /** SEEN_DEADLINE, a pending claim's deadline, or RELEASED_DEADLINE. */
   deadline: number;
   token: number;
 }
@@ -62,7 +62,7 @@ export class BoundedSeenSet {
     let count = 0;
     for (let slot = this.index.oldest; slot !== NONE; slot = this.index.next(slot)) {
       const deadline = this.deadline[slot] as number;
-      if (deadline > SEEN && deadline > nowMs) count++;
+      if (deadline > SEEN_DEADLINE && deadline > nowMs) count++;
     }
     return count;
   }
@@ -84,20 +84,20 @@ export class BoundedSeenSet {
     let flags = 0;
     if (slot !== undefined) {
       const deadline = this.deadline[slot] as number;
-      if (this.token[slot] === token && deadline !== RELEASED) {
+      if (this.token[slot] === token && deadline !== RELEASED_DEADLINE) {
         // The same message again: its earlier decision was lost on the way.
         // A pending one gets a fresh lease, as it is being delivered again.
-        if (deadline > SEEN) this.write(slot, nowMs, nowMs + this.settings.leaseMs, token);
+        if (deadline > SEEN_DEADLINE) this.write(slot, nowMs, nowMs + this.settings.leaseMs, token);
         return CLAIM.replayed;
       }
-      if (deadline === SEEN) return CLAIM.duplicate;
+      if (deadline === SEEN_DEADLINE) return CLAIM.duplicate;
       if (deadline > nowMs) return CLAIM.inFlight;
-      if (deadline !== RELEASED) flags = LEASE_EXPIRED;
+      if (deadline !== RELEASED_DEADLINE) flags = LEASE_EXPIRED;
     } else {
       // At the cap the oldest key goes, not journalled: a restore applies the cap itself, oldest first.
       slot = this.index.insert(key);
     }
-    this.write(slot, nowMs, pending ? nowMs + this.settings.leaseMs : SEEN, token);
+    this.write(slot, nowMs, pending ? nowMs + this.settings.leaseMs : SEEN_DEADLINE, token);
     return CLAIM.admitted | flags;
   }
 
@@ -112,12 +112,12 @@ export class BoundedSeenSet {
     const slot = this.live(key, nowMs);
     if (slot === undefined || this.token[slot] !== token) return SETTLE.notHeld;
     const deadline = this.deadline[slot] as number;
-    if (deadline === RELEASED) return action === 'release' ? SETTLE.settled : SETTLE.notHeld;
-    if (deadline === SEEN && action === 'release') return SETTLE.kept;
-    const late = deadline !== SEEN && deadline <= nowMs;
+    if (deadline === RELEASED_DEADLINE) return action === 'release' ? SETTLE.settled : SETTLE.notHeld;
+    if (deadline === SEEN_DEADLINE && action === 'release') return SETTLE.kept;
+    const late = deadline !== SEEN_DEADLINE && deadline <= nowMs;
     // A second confirm of a seen key changes nothing: resent confirms are harmless.
-    if (action === 'confirm' && deadline !== SEEN) this.write(slot, nowMs, SEEN, token);
-    if (action === 'release') this.write(slot, nowMs, RELEASED, token);
+    if (action === 'confirm' && deadline !== SEEN_DEADLINE) this.write(slot, nowMs, SEEN_DEADLINE, token);
+    if (action === 'release') this.write(slot, nowMs, RELEASED_DEADLINE, token);
     return late ? SETTLE.lateSettled : SETTLE.settled;
   }
 
@@ -126,7 +126,7 @@ export class BoundedSeenSet {
     const slot = this.live(key, nowMs);
     if (slot === undefined) return false;
     const deadline = this.deadline[slot] as number;
-    return deadline === SEEN || deadline > nowMs;
+    return deadline === SEEN_DEADLINE || deadline > nowMs;
   }
 
   /** Removes one key (announced, as deleteWhere does); true when it was there. */
@@ -212,7 +212,7 @@ export class BoundedSeenSet {
     const { ttlMs, leaseMs } = this.settings;
     // A pending key outlives its lease; a released one is kept a lease, to
     // recognise a repeated release.
-    this.expiry[slot] = nowMs + (deadline === RELEASED ? leaseMs : deadline > SEEN ? Math.max(ttlMs, leaseMs) : ttlMs);
+    this.expiry[slot] = nowMs + (deadline === RELEASED_DEADLINE ? leaseMs : deadline > SEEN_DEADLINE ? Math.max(ttlMs, leaseMs) : ttlMs);
     this.deadline[slot] = deadline;
     this.token[slot] = token;
     this.index.touch(slot);

@@ -9,10 +9,10 @@ import { add, FAILURE_CAUSES, failureCause } from './node-counters';
  * keeps the counts; a removed node's go.
  */
 export const CONFIRM_OUTCOMES = ['confirmed', 'released', 'late', 'unmatched'] as const;
-const CONFIRMED = 0;
-const RELEASED = 1;
-const LATE = 2;
-const UNMATCHED = 3;
+const CONFIRMED_SLOT = 0;
+const RELEASED_SLOT = 1;
+const LATE_SLOT = 2;
+const UNMATCHED_SLOT = 3;
 
 export interface ConfirmCounters {
   id: string;
@@ -47,9 +47,9 @@ export function confirmStarted(node: { id: string; name?: string }): void {
 /** A message's keys settled: `settled` of them in time (late ones included, as msg.dedup counts them). */
 export function confirmReported(node: { id: string; name?: string }, action: 'confirm' | 'release', settled: number, late: number, kept: number, notHeld: number): void {
   const keys = countersOf(node).keys;
-  add(keys, action === 'confirm' ? CONFIRMED : RELEASED, settled - late);
-  add(keys, LATE, late);
-  add(keys, UNMATCHED, kept + notHeld);
+  add(keys, action === 'confirm' ? CONFIRMED_SLOT : RELEASED_SLOT, settled - late);
+  add(keys, LATE_SLOT, late);
+  add(keys, UNMATCHED_SLOT, kept + notHeld);
 }
 
 /** A message the confirm node handed to Catch. */

@@ -18,7 +18,7 @@
  * (see core/sliding-window), so restoring it is exact.
  */
 import { ACCURACY_STEPS, DEGREE_STEPS, HEADING_STEPS, NO_HEADING } from '../core/sliding-window';
-import { RELEASED, SEEN } from '../core/seen-codes';
+import { RELEASED_DEADLINE, SEEN_DEADLINE } from '../core/seen-codes';
 import type { SeenEntry } from '../core/seen-set';
 import type { WindowEntry } from '../stores/memory-window-store';
 import { SEEN_STATE, WINDOW_STATE, type StateKind } from './frames';
@@ -26,7 +26,7 @@ import { SEEN_STATE, WINDOW_STATE, type StateKind } from './frames';
 const UPSERT = 1;
 const DELETE = 2;
 const CLEAR = 3;
-const PENDING = 4;
+const PENDING_RECORD = 4;
 const RELEASED_RECORD = 5;
 const MAX_COUNT = 0xffff_ffff;
 
@@ -234,8 +234,8 @@ export const seenCodec: StateCodec<SeenEntry> = {
       writeDelete(out, key);
       return;
     }
-    const pending = entry.deadline > SEEN;
-    out.u8(pending ? PENDING : entry.deadline === RELEASED ? RELEASED_RECORD : UPSERT);
+    const pending = entry.deadline > SEEN_DEADLINE;
+    out.u8(pending ? PENDING_RECORD : entry.deadline === RELEASED_DEADLINE ? RELEASED_RECORD : UPSERT);
     out.text(entry.key);
     out.f64(entry.expiry);
     out.u48(entry.token);
@@ -243,11 +243,11 @@ export const seenCodec: StateCodec<SeenEntry> = {
   },
   apply(payload, target, nowMs) {
     applyRecords(payload, target, nowMs, (type, r) => {
-      if (type !== UPSERT && type !== PENDING && type !== RELEASED_RECORD) return undefined;
+      if (type !== UPSERT && type !== PENDING_RECORD && type !== RELEASED_RECORD) return undefined;
       const key = r.text();
       const expiry = r.f64();
       const token = r.u48();
-      const deadline = type === PENDING ? r.f64() : type === RELEASED_RECORD ? RELEASED : SEEN;
+      const deadline = type === PENDING_RECORD ? r.f64() : type === RELEASED_RECORD ? RELEASED_DEADLINE : SEEN_DEADLINE;
       return { key, expiry, token, deadline };
     });
   },

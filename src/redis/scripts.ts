@@ -10,7 +10,7 @@
 import { readFileSync } from 'fs';
 import { join } from 'path';
 import type { Cluster, Redis, Result } from 'ioredis';
-import { CLAIM, LEASE_EXPIRED, SETTLE } from '../core/seen-codes';
+import { CLAIM, KEY_STATE, LEASE_EXPIRED, SETTLE } from '../core/seen-codes';
 import { WINDOW_REASONS } from '../core/window-reasons';
 
 declare module 'ioredis' {
@@ -54,7 +54,10 @@ function prelude(name: ScriptName): string {
     }
     return `local REASON, ADMITS = ${luaTable(codes)}, { ${admits.join(', ')} }\n`;
   }
-  return `local CLAIM, LEASE_EXPIRED, SETTLE = ${luaTable(CLAIM)}, ${LEASE_EXPIRED}, ${luaTable(SETTLE)}\n`;
+  return (
+    `local CLAIM, LEASE_EXPIRED, SETTLE = ${luaTable(CLAIM)}, ${LEASE_EXPIRED}, ${luaTable(SETTLE)}\n` +
+    `local SEEN, PENDING, RELEASED = ${KEY_STATE.seen}, ${KEY_STATE.pending}, ${KEY_STATE.released}\n`
+  );
 }
 
 const sources = new Map<ScriptName, string>();

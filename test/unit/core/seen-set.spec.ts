@@ -4,7 +4,7 @@
  * the bounds (TTL, cap) that keep it from growing without end.
  */
 import assert from 'node:assert/strict';
-import { CLAIM, claimOutcome, isAdmitted, LEASE_EXPIRED, RELEASED, SEEN, SETTLE } from '../../../src/core/seen-codes';
+import { CLAIM, claimOutcome, isAdmitted, LEASE_EXPIRED, RELEASED_DEADLINE, SEEN_DEADLINE, SETTLE } from '../../../src/core/seen-codes';
 import { BoundedSeenSet, type SeenEntry, type SeenSetSettings } from '../../../src/core/seen-set';
 
 const HOUR = 3_600_000;
@@ -26,7 +26,7 @@ describe('core/seen-codes', () => {
     assert.equal(isAdmitted(CLAIM.inFlight), false);
     assert.equal(new Set([...Object.values(CLAIM)]).size, 4, 'codes are distinct');
     assert.equal(new Set([...Object.values(SETTLE)]).size, Object.keys(SETTLE).length);
-    assert.ok(RELEASED < SEEN, 'a released key never reads as pending');
+    assert.ok(RELEASED_DEADLINE < SEEN_DEADLINE, 'a released key never reads as pending');
   });
 });
 
@@ -91,7 +91,7 @@ describe('core/seen-set BoundedSeenSet', () => {
       const seen = seenSet({ ttlMs: 100_000 });
       seen.claim(KEY, 1, true, 0);
       assert.equal(seen.settle(KEY, 1, 'confirm', 1000), SETTLE.settled);
-      assert.deepEqual(seen.entry(KEY), { key: KEY, expiry: 101_000, deadline: SEEN, token: 1 });
+      assert.deepEqual(seen.entry(KEY), { key: KEY, expiry: 101_000, deadline: SEEN_DEADLINE, token: 1 });
       assert.equal(seen.settle(KEY, 1, 'confirm', 2000), SETTLE.settled);
       assert.equal(seen.entry(KEY)?.expiry, 101_000, 'the resent confirm did not refresh the key');
       assert.equal(seen.claim(KEY, 2, true, LEASE * 2), CLAIM.duplicate, 'seen, not pending: past the lease it still holds');
@@ -126,7 +126,7 @@ describe('core/seen-set BoundedSeenSet', () => {
       const seen = seenSet();
       seen.claim(KEY, 1, true, 0);
       assert.equal(seen.settle(KEY, 1, 'release', 10), SETTLE.settled);
-      assert.deepEqual(seen.entry(KEY), { key: KEY, expiry: 10 + LEASE, deadline: RELEASED, token: 1 });
+      assert.deepEqual(seen.entry(KEY), { key: KEY, expiry: 10 + LEASE, deadline: RELEASED_DEADLINE, token: 1 });
       assert.equal(seen.settle(KEY, 1, 'release', 20), SETTLE.settled, 'a resent release is fine');
       assert.equal(seen.settle(KEY, 1, 'confirm', 30), SETTLE.notHeld, 'a released key cannot be confirmed');
       assert.equal(seen.settle(KEY, 1, 'release', 10 + LEASE), SETTLE.notHeld, 'the tombstone is gone after a lease');
@@ -287,13 +287,13 @@ describe('core/seen-set BoundedSeenSet', () => {
   });
 
   describe('restore', () => {
-    const entry = (key: string, expiry: number, deadline = SEEN, token = 1): SeenEntry => ({ key, expiry, deadline, token });
+    const entry = (key: string, expiry: number, deadline = SEEN_DEADLINE, token = 1): SeenEntry => ({ key, expiry, deadline, token });
 
     it('puts entries back exactly, each as the newest, and they decide as before', () => {
       const seen = seenSet();
-      seen.restore(entry('seen', 10_000, SEEN, 5), 0);
+      seen.restore(entry('seen', 10_000, SEEN_DEADLINE, 5), 0);
       seen.restore(entry('pending', 50_000, 4000, 6), 0);
-      seen.restore(entry('released', 3000, RELEASED, 7), 0);
+      seen.restore(entry('released', 3000, RELEASED_DEADLINE, 7), 0);
       assert.deepEqual(seen.keys(), ['seen', 'pending', 'released']);
       assert.deepEqual(seen.entry('pending'), entry('pending', 50_000, 4000, 6));
       assert.equal(seen.claim('seen', 9, false, 1), CLAIM.duplicate);
@@ -315,7 +315,7 @@ describe('core/seen-set BoundedSeenSet', () => {
       const seen = seenSet({ maxKeys: 2 });
       seen.restore(entry('a', 10_000), 0);
       seen.restore(entry('b', 10_000), 0);
-      seen.restore(entry('a', 10_000, SEEN, 2), 0);
+      seen.restore(entry('a', 10_000, SEEN_DEADLINE, 2), 0);
       assert.deepEqual(seen.keys(), ['b', 'a']);
       seen.restore(entry('c', 10_000), 0);
       assert.deepEqual(seen.keys(), ['a', 'c']);

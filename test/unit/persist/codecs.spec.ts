@@ -5,7 +5,7 @@
  * RangeError rather than inventing an entry.
  */
 import assert from 'node:assert/strict';
-import { RELEASED, SEEN } from '../../../src/core/seen-codes';
+import { RELEASED_DEADLINE, SEEN_DEADLINE } from '../../../src/core/seen-codes';
 import { baselineOf } from '../../../src/core/sliding-window';
 import type { SeenEntry } from '../../../src/core/seen-set';
 import { RecordWriter, seenCodec, windowCodec, writeClear, type RestoreTarget, type StateCodec } from '../../../src/persist/codecs';
@@ -96,10 +96,10 @@ describe('persist/codecs', () => {
 
   describe('seen records', () => {
     const entries: SeenEntry[] = [
-      { key: 'bin-A17:41:76c73ee2946cc70e', expiry: 1_780_000_000_000, deadline: SEEN, token: 2 ** 48 - 1 },
+      { key: 'bin-A17:41:76c73ee2946cc70e', expiry: 1_780_000_000_000, deadline: SEEN_DEADLINE, token: 2 ** 48 - 1 },
       { key: 'pending', expiry: 1_780_000_060_000, deadline: 1_780_000_030_000.5, token: 1 },
-      { key: 'released', expiry: 1_780_000_030_000, deadline: RELEASED, token: 123_456_789 },
-      { key: 'ключ', expiry: 1, deadline: SEEN, token: 0 },
+      { key: 'released', expiry: 1_780_000_030_000, deadline: RELEASED_DEADLINE, token: 123_456_789 },
+      { key: 'ключ', expiry: 1, deadline: SEEN_DEADLINE, token: 0 },
     ];
 
     it('round-trip seen, pending and released entries exactly', () => {
@@ -139,20 +139,20 @@ describe('persist/codecs', () => {
 
     it('refuses to write a key too long to frame', () => {
       const out = new RecordWriter();
-      assert.throws(() => seenCodec.write(out, 'k', { key: 'x'.repeat(70_000), expiry: 1, deadline: SEEN, token: 1 }), /too long to save/);
+      assert.throws(() => seenCodec.write(out, 'k', { key: 'x'.repeat(70_000), expiry: 1, deadline: SEEN_DEADLINE, token: 1 }), /too long to save/);
     });
   });
 
   it('grows its buffer as needed and starts afresh after take()', () => {
     const out = new RecordWriter();
-    for (let i = 0; i < 2000; i++) seenCodec.write(out, `k${i}`, { key: `k${i}`, expiry: i + 1, deadline: SEEN, token: i });
+    for (let i = 0; i < 2000; i++) seenCodec.write(out, `k${i}`, { key: `k${i}`, expiry: i + 1, deadline: SEEN_DEADLINE, token: i });
     const first = out.take();
     assert.ok(first.length > 4096);
     assert.equal(out.length, 0);
     const target = recorder<SeenEntry>();
     seenCodec.apply(first, target, 0);
     assert.equal(target.events.length, 2000);
-    assert.deepEqual(target.events[1999], ['restore', { key: 'k1999', expiry: 2000, deadline: SEEN, token: 1999 }, 0]);
+    assert.deepEqual(target.events[1999], ['restore', { key: 'k1999', expiry: 2000, deadline: SEEN_DEADLINE, token: 1999 }, 0]);
   });
 });
 
