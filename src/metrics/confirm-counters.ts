@@ -1,3 +1,4 @@
+import { countIn, drop, keep, recordOf, recordsIn } from '../node-red/node-registry';
 import { add, FAILURE_CAUSES, failureCause } from './node-counters';
 
 /**
@@ -5,8 +6,9 @@ import { add, FAILURE_CAUSES, failureCause } from './node-counters';
  * settled in time (confirmed or released, by the node's action), settled
  * after their lease ran out (late), and not settled (unmatched: kept by a
  * newer claim, or not held at all); messages it failed; store failures by
- * cause. Plain numbers, read by metrics/exporter at scrape time. A redeploy
- * keeps the counts; a removed node's go.
+ * cause. Plain numbers, read by metrics/exporter at scrape time. Kept in
+ * node-red/node-registry: a redeploy keeps the counts; a removed node's go
+ * with the rest of what was kept of it.
  */
 export const CONFIRM_OUTCOMES = ['confirmed', 'released', 'late', 'unmatched'] as const;
 const CONFIRMED_SLOT = 0;
@@ -26,14 +28,18 @@ export interface ConfirmCounters {
 
 /** Nodes followed at most: far more than a flow has; a runaway of ids cannot grow it without bound. */
 const MAX_NODES = 1000;
-const confirms = new Map<string, ConfirmCounters>();
 
 function countersOf(node: { id: string; name?: string }): ConfirmCounters {
-  let counters = confirms.get(node.id);
+  let counters = recordOf(node.id, 'confirm');
   if (counters === undefined) {
-    if (confirms.size >= MAX_NODES) confirms.delete(confirms.keys().next().value as string);
+    if (countIn('confirm') >= MAX_NODES) {
+      for (const [oldest] of recordsIn('confirm')) {
+        drop(oldest, 'confirm');
+        break;
+      }
+    }
     counters = { id: node.id, name: node.name ?? '', keys: new Float64Array(CONFIRM_OUTCOMES.length), failed: 0, failures: new Float64Array(FAILURE_CAUSES.length) };
-    confirms.set(node.id, counters);
+    keep(node.id, 'confirm', counters);
   }
   counters.name = node.name ?? '';
   return counters;
@@ -62,11 +68,6 @@ export function confirmStoreFailed(node: { id: string; name?: string }, error: u
   add(countersOf(node).failures, FAILURE_CAUSES.indexOf(failureCause(error)));
 }
 
-/** The node closed; a removed one's counts go (a redeploy keeps them). */
-export function confirmClosed(id: string, removed: boolean): void {
-  if (removed) confirms.delete(id);
-}
-
-export function confirmCounters(): Iterable<ConfirmCounters> {
-  return confirms.values();
+export function* confirmCounters(): Generator<ConfirmCounters> {
+  for (const [, counters] of recordsIn('confirm')) yield counters;
 }

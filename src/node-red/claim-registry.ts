@@ -3,10 +3,11 @@
  * confirm node can confirm or release the keys a message carries with no
  * wire back to the node that claimed them: msg.dedup names that node, and
  * its store (memory, or Redis through the same dedup-redis connection) is
- * found here.
+ * found here (kept in node-red/node-registry).
  */
 import type { SeenClaim } from '../core/burst';
 import type { SeenStore } from '../stores/types';
+import { drop, keep, recordOf } from './node-registry';
 
 export interface ClaimHolder {
   store: SeenStore;
@@ -17,17 +18,15 @@ export interface ClaimHolder {
   leaseSeconds: number;
 }
 
-const holders = new Map<string, ClaimHolder>();
-
 export function registerClaimHolder(nodeId: string, holder: ClaimHolder): void {
-  holders.set(nodeId, holder);
+  keep(nodeId, 'claims', holder);
 }
 
 /** Only the holder registered under the id goes: a redeployed node may have registered its successor already. */
 export function unregisterClaimHolder(nodeId: string, holder: ClaimHolder): void {
-  if (holders.get(nodeId) === holder) holders.delete(nodeId);
+  if (recordOf(nodeId, 'claims') === holder) drop(nodeId, 'claims');
 }
 
 export function claimHolder(nodeId: string): ClaimHolder | undefined {
-  return holders.get(nodeId);
+  return recordOf(nodeId, 'claims');
 }

@@ -7,7 +7,10 @@
  *    DRAIN_MS (less when the connection's give-up time is shorter: a
  *    decision cannot take longer than that plus a second). What is still
  *    waiting then is failed through the node's failure policy, so every
- *    message leaves, and the node leaves the shared connection.
+ *    message leaves, and the node leaves the shared connection. The confirm
+ *    node has no store of its own (it settles in the sensor nodes'
+ *    stores, any of which may be Redis): its settles get the whole
+ *    DRAIN_MS, and are not failed after it (those stores are not its own).
  * 2. The dedup-redis config node is stopped alongside its users; it closes
  *    the connection when the last user has left, or after CONFIG_WAIT_MS,
  *    which must outlast step 1 so that no user loses its connection while
@@ -24,4 +27,14 @@ export const NODE_RED_LIMIT_MS = 15_000;
 /** How long a node drains, given its store's give-up time (Infinity for memory). */
 export function drainLimit(storeTimeoutMs: number): number {
   return Math.min(DRAIN_MS, storeTimeoutMs + 1000);
+}
+
+/**
+ * How long a closing node waits for its requests: by its bound store's
+ * give-up time; the whole DRAIN_MS for a node that has no store of its own
+ * (`storeless`); a second for a node whose store never bound (nothing of
+ * it is in flight).
+ */
+export function closeDrainLimit(storeTimeoutMs: number | undefined, storeless: boolean): number {
+  return drainLimit(storeTimeoutMs ?? (storeless ? Infinity : 0));
 }

@@ -1,16 +1,14 @@
 import { SETTLE } from '../core/seen-codes';
-import { confirmClosed, confirmFailed, confirmReported, confirmStarted, confirmStoreFailed } from '../metrics/confirm-counters';
+import { confirmFailed, confirmReported, confirmStarted, confirmStoreFailed } from '../metrics/confirm-counters';
 import type { Replies, SeenStore, SettleRequest } from '../stores/types';
 import type { DoneFunction, Node, NodeAPI, NodeMessage, SendFunction } from './api';
 import { claimHolder } from './claim-registry';
-import { drainLimit } from './close-times';
 import { oneOf } from './config-values';
 import { CONFIRM_DEFAULTS } from '../core/defaults';
 import { errorMessage, toError } from './errors';
-import { Outlet, type Leaving } from './guarded-send';
-import { InFlight } from './in-flight';
+import type { Leaving } from './guarded-send';
 import { upgradeConfig } from './migrations';
-import { StatusBoard } from './status-board';
+import { NodeLifecycle } from './node-lifecycle';
 
 export const CONFIRM_TYPE = 'dedup-confirm';
 
@@ -46,65 +44,36 @@ interface Claimed {
  */
 export class ConfirmController {
   readonly counts = { settled: 0, failed: 0 };
+  readonly life: NodeLifecycle;
   private action: 'confirm' | 'release' = 'confirm';
-  private readonly board: StatusBoard;
-  /** Every send, done() and Catch of the node's messages goes through it (see guarded-send). */
-  private readonly out: Outlet;
-  private readonly inFlight = new InFlight();
-  private readonly t: (key: string, subs?: Record<string, string | number>) => string;
   private readonly replies: Replies<number[], Waiting>;
 
   constructor(
     RED: NodeAPI,
     private readonly node: Node,
   ) {
-    this.t = (key, subs) => RED._(`${CONFIRM_TYPE}.${key}`, subs);
-    this.board = new StatusBoard(node, () => this.t(this.action === 'confirm' ? 'status.confirmed' : 'status.released', this.counts), this.t);
-    this.out = new Outlet(RED, node, this.t);
-    // An answer whose handling throws (a fault of this pack: sends are
-    // guarded) is reported through the node, and its message still leaves;
-    // it is never thrown back at the store, where it would stop Node-RED.
-    this.replies = {
-      value: (codes, w) => {
-        this.inFlight.end();
-        try {
-          // Any answer, matched or not, means the store works again.
-          this.board.storeWorked();
-          this.settled(w, codes);
-        } catch (thrown) {
-          this.out.rescue(w, thrown);
-        }
+    this.life = new NodeLifecycle(RED, node, CONFIRM_TYPE, (t) => t(this.action === 'confirm' ? 'status.confirmed' : 'status.released', this.counts));
+    // Any answer, matched or not, means the store works again (answers() tells the status).
+    this.replies = this.life.answers(
+      (codes, w) => this.settled(w, codes),
+      (error, w) => {
+        this.life.board.storeFailed(error);
+        confirmStoreFailed(this.node, error);
+        this.fail(w, this.life.t('errors.storeFailed', { error: errorMessage(error) }));
       },
-      error: (error, w) => {
-        this.inFlight.end();
-        try {
-          this.board.storeFailed(error);
-          confirmStoreFailed(this.node, error);
-          this.fail(w, this.t('errors.storeFailed', { error: errorMessage(error) }));
-        } catch (thrown) {
-          this.out.rescue(w, thrown);
-        }
-      },
-    };
+    );
+    // Its settles go to the sensor nodes' stores: see storeless() for how it drains on close.
+    this.life.storeless();
   }
 
   start(def: ConfirmDef): void {
-    const upgraded = upgradeConfig(CONFIRM_TYPE, def, (version, supported) => this.node.warn(this.t('warnings.newerConfig', { version, supported })));
+    const { life, node } = this;
+    const upgraded = upgradeConfig(CONFIRM_TYPE, def, (version, supported) => node.warn(life.t('warnings.newerConfig', { version, supported })));
     this.action = oneOf(upgraded.action, 'action', ['confirm', 'release'], CONFIRM_DEFAULTS.action);
-    this.board.changed();
-    confirmStarted(this.node);
-    this.node.on('input', (msg, send, done) => this.input(msg, send, done));
-    this.node.on('close', (removed, done) => {
-      confirmClosed(this.node.id, removed);
-      // A settle waits on Redis at most its give-up time; let it finish.
-      // drained() never rejects: it resolves when the settles are done or the limit passes.
-      void this.inFlight
-        .drained(drainLimit(Infinity))
-        .finally(() => {
-          this.board.stop();
-          done();
-        });
-    });
+    life.board.changed();
+    confirmStarted(node);
+    // Its counts are kept with the node's id: a redeploy keeps them, and the lifecycle forgets a removed node's.
+    node.on('input', (msg, send, done) => this.input(msg, send, done));
   }
 
   input(msg: NodeMessage, send: SendFunction, done: DoneFunction): void {
@@ -114,12 +83,12 @@ export class ConfirmController {
     try {
       const claimed = claimedOf(msg.dedup);
       if (typeof claimed === 'string') {
-        this.fail(w, this.t(`errors.${claimed}`));
+        this.fail(w, this.life.t(`errors.${claimed}`));
         return;
       }
       const holder = claimHolder(claimed.node);
       if (holder === undefined) {
-        this.fail(w, this.t('errors.noNode', { node: claimed.node }));
+        this.fail(w, this.life.t('errors.noNode', { node: claimed.node }));
         return;
       }
       if (claimed.keys.length === 0) {
@@ -133,25 +102,25 @@ export class ConfirmController {
       store = holder.store;
     } catch (error) {
       // Reading a message may not throw, whatever it holds; should it, the message still leaves, with the reason.
-      if (!w.left) this.out.finish(w, toError(error));
-      else if (!w.ended) this.out.finish(w);
+      if (!w.left) this.life.out.finish(w, toError(error));
+      else if (!w.ended) this.life.out.finish(w);
       return;
     }
-    this.inFlight.begin();
+    this.life.begin();
     try {
       store.settle(request, this.replies, w);
     } catch (error) {
       // Thrown before the store answered (an answer ends the message, and never throws).
       if (!w.ended) this.replies.error(error, w);
-      else this.out.callbackFailed(error);
+      else this.life.callbackFailed(error);
     }
   }
 
   /** Sends the message on (or, if it cannot be sent, to Catch) and ends it. */
   private pass(w: Waiting): void {
-    this.out.send(w.send, 0, w.msg);
+    this.life.out.send(w.send, 0, w.msg);
     w.left = true;
-    this.out.finish(w);
+    this.life.out.finish(w);
   }
 
   private settled(w: Waiting, codes: readonly number[]): void {
@@ -168,16 +137,16 @@ export class ConfirmController {
     this.report(w.msg, settled + late, late, kept, notHeld);
     if (late === 0 && kept === 0 && notHeld === 0) {
       this.counts.settled += settled;
-      this.board.changed();
+      this.life.board.changed();
       this.pass(w);
       return;
     }
     this.counts.settled += settled + late;
     const problems: string[] = [];
-    if (late > 0) problems.push(this.t(`errors.late.${this.action}`, { count: late }));
-    if (kept > 0) problems.push(this.t(w.pendingMode ? 'errors.kept' : 'errors.keptConfirmOff', { count: kept }));
-    if (notHeld > 0) problems.push(this.t('errors.notHeld', { count: notHeld }));
-    this.fail(w, this.t('errors.unmatched', { count: late + kept + notHeld, total: w.keys.length, problems: problems.join('; ') }));
+    if (late > 0) problems.push(this.life.t(`errors.late.${this.action}`, { count: late }));
+    if (kept > 0) problems.push(this.life.t(w.pendingMode ? 'errors.kept' : 'errors.keptConfirmOff', { count: kept }));
+    if (notHeld > 0) problems.push(this.life.t('errors.notHeld', { count: notHeld }));
+    this.fail(w, this.life.t('errors.unmatched', { count: late + kept + notHeld, total: w.keys.length, problems: problems.join('; ') }));
   }
 
   /** Puts the counts on the message: msg.dedup.confirmed (or released), late, kept and notHeld. */
@@ -193,8 +162,8 @@ export class ConfirmController {
   private fail(w: Waiting, text: string): void {
     this.counts.failed++;
     confirmFailed(this.node);
-    this.board.changed();
-    this.out.finish(w, new Error(text));
+    this.life.board.changed();
+    this.life.out.finish(w, new Error(text));
   }
 }
 

@@ -10,6 +10,7 @@ import { KeyArrivals, type KeyArrivalStats } from '../insight/key-arrivals';
 import { blankPing, pingAt, type PingColumns } from '../core/ping-columns';
 import { PingRing } from '../insight/ping-ring';
 import { ADMITTED, RateSeries, REJECTED, SUPPRESSED, type RateSnapshot } from '../insight/rate-series';
+import { drop, keep, recordOf, recordsIn } from './node-registry';
 import type { StoreInfo } from './store-binding';
 
 /**
@@ -97,7 +98,7 @@ export interface NodeDetails extends NodeSummary {
   devices?: number;
 }
 
-/** The data of one node id, kept across redeploys. */
+/** The data of one node id, kept across redeploys (in node-red/node-registry). */
 class NodeRecord {
   readonly rates = new RateSeries();
   readonly totals: Totals = { admitted: 0, suppressed: 0, rejected: 0 };
@@ -138,7 +139,8 @@ class NodeRecord {
   }
 }
 
-const records = new Map<string, NodeRecord>();
+/** What node-red/node-registry keeps of a node for the sidebar and Prometheus. */
+export type InsightRecord = NodeRecord;
 
 /**
  * Whether decisions are counted for Prometheus: on unless the runtime
@@ -198,10 +200,10 @@ function resized(old: PingRing | undefined, capacity: number): PingRing {
 /** Tracks a node for the sidebar; its NodeInsight is what the node reports to. */
 export function trackNode(subject: InsightSubject): NodeInsight {
   startClock();
-  let record = records.get(subject.id);
+  let record = recordOf(subject.id, 'insight');
   if (record === undefined || record.subject.type !== subject.type) {
     record = new NodeRecord(subject);
-    records.set(subject.id, record);
+    keep(subject.id, 'insight', record);
   }
   record.adopt(subject);
   const insight = isWindow(subject) ? windowInsight(record) : sensorInsight(record);
@@ -296,9 +298,9 @@ function rejected(record: NodeRecord, count: number): void {
 }
 
 function closed(record: NodeRecord, insight: NodeInsight, removed: boolean): void {
-  if (records.get(record.subject.id) !== record) return;
+  if (recordOf(record.subject.id, 'insight') !== record) return;
   if (removed) {
-    records.delete(record.subject.id);
+    drop(record.subject.id, 'insight');
     return;
   }
   // A later node of the same id may already have taken over.
@@ -308,14 +310,18 @@ function closed(record: NodeRecord, insight: NodeInsight, removed: boolean): voi
   }
 }
 
+function* insightRecords(): Generator<NodeRecord> {
+  for (const [, record] of recordsIn('insight')) yield record;
+}
+
 /** Every node's Prometheus counters with its subject, running or closed but not yet forgotten (a redeploy must not make a series vanish). */
 export function nodeCounters(): { subject: InsightSubject; counters: NodeCounters; running: boolean }[] {
-  return [...records.values()].map((r) => ({ subject: r.subject, counters: r.counters, running: r.current !== undefined }));
+  return [...insightRecords()].map((r) => ({ subject: r.subject, counters: r.counters, running: r.current !== undefined }));
 }
 
 /** The running nodes' subjects. */
 export function trackedNodes(): InsightSubject[] {
-  return [...records.values()].filter((r) => r.current !== undefined).map((r) => r.subject);
+  return [...insightRecords()].filter((r) => r.current !== undefined).map((r) => r.subject);
 }
 
 function summaryOf(record: NodeRecord, now: number): NodeSummary {
@@ -338,13 +344,13 @@ function summaryOf(record: NodeRecord, now: number): NodeSummary {
 /** Every running dedup node, as the sidebar lists them. */
 export function insightSummaries(now = Date.now()): NodeSummary[] {
   const summaries: NodeSummary[] = [];
-  for (const record of records.values()) if (record.current !== undefined) summaries.push(summaryOf(record, now));
+  for (const record of insightRecords()) if (record.current !== undefined) summaries.push(summaryOf(record, now));
   return summaries;
 }
 
 /** One running node with its lists; undefined when no such node runs. */
 export function insightDetails(id: string, now = Date.now()): NodeDetails | undefined {
-  const record = records.get(id);
+  const record = recordOf(id, 'insight');
   if (record === undefined || record.current === undefined) return undefined;
   const details: NodeDetails = summaryOf(record, now);
   if (record.assets !== undefined) {
@@ -361,21 +367,21 @@ export function insightDetails(id: string, now = Date.now()): NodeDetails | unde
 
 /** A running sliding-window node's sample, oldest first; undefined when there is no such node. */
 export function windowSample(id: string): { columns: PingColumns } | undefined {
-  const record = records.get(id);
+  const record = recordOf(id, 'insight');
   if (record === undefined || record.current === undefined || record.ring === undefined) return undefined;
   return { columns: record.ring.columns() };
 }
 
 /** A running sensor node's measured replay gaps (ms), with its settings. */
 export function keyGaps(id: string): { gaps: Float64Array; stats: KeyArrivalStats; settings: Record<string, unknown> } | undefined {
-  const record = records.get(id);
+  const record = recordOf(id, 'insight');
   if (record === undefined || record.current === undefined || record.arrivals === undefined) return undefined;
   return { gaps: record.arrivals.measuredGaps(), stats: record.arrivals.stats(), settings: record.subject.settings() };
 }
 
 /** The subject of a running node, or undefined. */
 export function runningSubject(id: string): InsightSubject | undefined {
-  const record = records.get(id);
+  const record = recordOf(id, 'insight');
   return record?.current === undefined ? undefined : record.subject;
 }
 
@@ -391,8 +397,8 @@ export function publishInsight(publish: (summaries: NodeSummary[], now: number) 
   let lastWasEmpty = false;
   const tick = (): void => {
     const now = Date.now();
-    for (const [id, record] of records) {
-      if (record.current === undefined && now - record.closedAt > FORGET_CLOSED_MS) records.delete(id);
+    for (const [id, record] of [...recordsIn('insight')]) {
+      if (record.current === undefined && now - record.closedAt > FORGET_CLOSED_MS) drop(id, 'insight');
     }
     const summaries = insightSummaries(now);
     // Once empty is enough: it clears the editor's list.

@@ -1,5 +1,5 @@
 /**
- * Memory stores held by node id, not by node object: Node-RED builds a new
+ * Memory stores held by node id (in node-red/node-registry), not by node object: Node-RED builds a new
  * node object on every deploy that touches a node (and on a full deploy or
  * "restart flows", every node), and a store that lived in the old object
  * would start empty, so a bin replaying its buffer right after an unrelated
@@ -16,6 +16,7 @@ import type { RestoreTarget, StateCodec } from '../persist/codecs';
 import { causeOf, StateJournal } from '../persist/state-journal';
 import type { NodeAPI } from './api';
 import { errorMessage } from './errors';
+import { drop, keep, recordOf, recordsIn } from './node-registry';
 
 export interface Persistable<E> extends RestoreTarget<E> {
   entry(key: string): E | undefined;
@@ -102,7 +103,8 @@ function moveLegacy(persistence: Persistence, warn: (text: string) => void): voi
   }
 }
 
-interface Held {
+/** A node's memory store as it is kept between its starts. */
+export interface HeldMemory {
   type: string;
   store: Persistable<unknown>;
   journal: StateJournal<unknown> | undefined;
@@ -111,8 +113,6 @@ interface Held {
   /** The removal of saved files still under way: a journal started meanwhile waits for it. */
   removal: Promise<void> | undefined;
 }
-
-const held = new Map<string, Held>();
 
 export interface HeldStore<S> {
   store: S;
@@ -134,7 +134,7 @@ export function holdMemoryStore<S extends Persistable<E>, E>(
   warn: (text: string) => void,
   saving?: (cause: string | undefined) => void,
 ): HeldStore<S> {
-  const existing = held.get(nodeId);
+  const existing = recordOf(nodeId, 'memory');
   if (existing !== undefined && existing.type === type) {
     const store = existing.store as S;
     reuse(store);
@@ -142,7 +142,7 @@ export function holdMemoryStore<S extends Persistable<E>, E>(
     return { store, journal: existing.journal };
   }
   const store = make();
-  const entry: Held = { type, store, journal: undefined, dir: persistence.dir, removal: undefined };
+  const entry: HeldMemory = { type, store, journal: undefined, dir: persistence.dir, removal: undefined };
   if (persistence.dir !== undefined && persistence.intervalMs > 0) {
     moveLegacy(persistence, warn);
     const journal = journalFor(store, persistence, codec, warn);
@@ -158,16 +158,16 @@ export function holdMemoryStore<S extends Persistable<E>, E>(
     // Saving is off: a state saved earlier would only go stale.
     entry.removal = removeDir(persistence.dir);
   }
-  held.set(nodeId, entry);
+  keep(nodeId, 'memory', entry);
   return { store, journal: entry.journal };
 }
 
 /** On close: a deleted node's store and saved state go; otherwise the changes are saved and the store is kept. */
 export async function releaseMemoryStore(nodeId: string, removed: boolean): Promise<void> {
-  const entry = held.get(nodeId);
+  const entry = recordOf(nodeId, 'memory');
   if (entry === undefined) return;
   if (removed) {
-    held.delete(nodeId);
+    drop(nodeId, 'memory');
     await entry.journal?.remove();
     return;
   }
@@ -176,17 +176,19 @@ export async function releaseMemoryStore(nodeId: string, removed: boolean): Prom
 
 /** The node now keeps its state elsewhere (Redis): its memory store and saved state go. */
 export async function dropMemoryStore(nodeId: string): Promise<void> {
-  const entry = held.get(nodeId);
+  const entry = recordOf(nodeId, 'memory');
   if (entry === undefined) return;
-  held.delete(nodeId);
+  drop(nodeId, 'memory');
   if (entry.journal !== undefined) await entry.journal.remove();
   else if (entry.dir !== undefined) await removeDir(entry.dir);
 }
 
 /** For tests: forget every held store (as a fresh process would), without touching saved files. */
 export function forgetHeldStores(): void {
-  for (const entry of held.values()) entry.journal?.stop();
-  held.clear();
+  for (const [id, entry] of [...recordsIn('memory')]) {
+    entry.journal?.stop();
+    drop(id, 'memory');
+  }
 }
 
 function journalFor<E>(
@@ -222,7 +224,7 @@ function attach<E>(
 
 /** A kept store whose node changed its saving options: start, stop or move its journal. */
 function adjustJournal<E>(
-  entry: Held,
+  entry: HeldMemory,
   persistence: Persistence,
   codec: StateCodec<E>,
   warn: (text: string) => void,

@@ -5,17 +5,52 @@
  * configuration that cannot start, and closing so that every message
  * leaves.
  */
-import type { DoneFunction, Node, NodeAPI, NodeMessage } from './api';
-import { drainLimit } from './close-times';
+import type { RedisClient } from '../redis/scripts';
+import type { RedisStoreOptions, Replies } from '../stores/types';
+import type { DoneFunction, Node, NodeAPI, NodeMessage, SendFunction } from './api';
+import { closeDrainLimit } from './close-times';
 import { errorMessage, toError } from './errors';
 import { Outlet, type Leaving } from './guarded-send';
 import { InFlight } from './in-flight';
+import { trackNode, type InsightSubject, type NodeInsight } from './insight';
+import { upgradeConfig, type DedupNodeType } from './migrations';
+import { forgetNode } from './node-registry';
 import { resetTarget } from './reset';
 import { StatusBoard } from './status-board';
-import type { BoundStore } from './store-binding';
-import type { Replies } from '../stores/types';
+import { bindStore, type BoundStore, type MemoryBuild, type MemoryStoreShape, type StoreKind } from './store-binding';
+import { StoreFailurePolicy, type OnStoreError } from './store-failure';
 
 export type Translate = (key: string, subs?: Record<string, string | number>) => string;
+
+/** What every dedup node's configuration holds that starting it needs. */
+export interface StartingConfig {
+  store: StoreKind;
+  redis: string | undefined;
+  persistSeconds: number;
+  onStoreError: OnStoreError;
+  /** Catalog keys of what the node warns about at start (options that work, but not as one may think). */
+  warnings?: readonly { key: string; subs: Record<string, string | number> }[];
+}
+
+/** What differs between the dedup nodes' starts; the steps around them are start()'s. */
+export interface StartPlan<D, C extends StartingConfig, S, M extends S & MemoryStoreShape<E>, E, R extends S & { abandon(error: Error): void }> {
+  /** Reads the (upgraded) definition; throws the reason a configuration cannot start. */
+  read(def: D): C;
+  /** How the node's memory store is made or taken over, and its Redis store made. */
+  stores(config: C): { memory: Omit<MemoryBuild<M, E>, 'persistSeconds'>; redis: (client: RedisClient, options: RedisStoreOptions) => R };
+  /** What the sidebar shows of the node beyond its id, type, name and store. */
+  subject(config: C): Pick<InsightSubject, 'settings' | 'sampleSize'>;
+  /** The node has all it needs: runs before its status is drawn and its first message comes. */
+  ready(started: Started<C, S>): void;
+  input(msg: NodeMessage, send: SendFunction, done: DoneFunction): void;
+}
+
+export interface Started<C, S> {
+  config: C;
+  bound: BoundStore<S>;
+  failure: StoreFailurePolicy;
+  insight: NodeInsight;
+}
 
 export class NodeLifecycle {
   readonly t: Translate;
@@ -24,15 +59,17 @@ export class NodeLifecycle {
   readonly out: Outlet;
   private readonly inFlight = new InFlight();
   private bound: BoundStore<unknown> | undefined;
+  /** The node asks other nodes' stores, not one of its own (see storeless()). */
+  private ownsNoStore = false;
   private readonly closers: ((removed: boolean) => void)[] = [];
   private closing = false;
   /** Answers msg.reset once the store has applied it, in order with the decisions around it. */
   private readonly resetReplies: Replies<void, Leaving>;
 
   constructor(
-    RED: NodeAPI,
+    private readonly RED: NodeAPI,
     private readonly node: Node,
-    type: string,
+    private readonly type: DedupNodeType,
     describeCounts: (t: Translate) => string,
   ) {
     this.t = (key, subs) => RED._(`${type}.${key}`, subs);
@@ -58,9 +95,56 @@ export class NodeLifecycle {
     });
   }
 
+  /**
+   * Starts a dedup node: upgrades its definition (warning of one saved by a
+   * newer release), reads it and warns what it says to, binds its store
+   * with its failure policy, tracks it for the sidebar, closes both with
+   * the node, draws the status and takes messages. A configuration that
+   * cannot start answers every message with the reason; undefined then.
+   */
+  start<D extends object, C extends StartingConfig, S, M extends S & MemoryStoreShape<E>, E, R extends S & { abandon(error: Error): void }>(
+    def: D,
+    plan: StartPlan<D, C, S, M, E, R>,
+  ): Started<C, S> | undefined {
+    const { RED, node, type, t } = this;
+    let config: C;
+    let bound: BoundStore<S>;
+    let failure: StoreFailurePolicy;
+    try {
+      const upgraded = upgradeConfig(type, def, (version, supported) => node.warn(t('warnings.newerConfig', { version, supported })));
+      config = plan.read(upgraded);
+      for (const warning of config.warnings ?? []) node.warn(t(warning.key, warning.subs));
+      failure = new StoreFailurePolicy(node, config.onStoreError, this.board, t);
+      bound = bindStore<S, M, E, R>(RED, node, this, config, plan.stores(config));
+    } catch (error) {
+      this.refuseMessages(error);
+      return undefined;
+    }
+    const insight = trackNode({ id: node.id, type, name: node.name ?? '', info: () => bound.info(), ...plan.subject(config) });
+    const started: Started<C, S> = { config, bound, failure, insight };
+    this.onClose((removed) => insight.close(removed));
+    this.use(bound);
+    plan.ready(started);
+    this.board.changed();
+    node.on('input', (msg, send, done) => plan.input(msg, send, done));
+    return started;
+  }
+
   /** The node's store, once bound: closed with the node. */
   use(bound: BoundStore<unknown>): void {
     this.bound = bound;
+  }
+
+  /**
+   * The node has no store of its own: it asks other nodes' stores (the
+   * confirm node asks the sensor nodes'), any of which may be Redis, so on
+   * close its requests get the whole drain (DRAIN_MS, see close-times),
+   * where a node whose store failed to bind has nothing out and waits for
+   * nothing; what still waits then is not failed here, as those stores
+   * are not this node's to abandon.
+   */
+  storeless(): void {
+    this.ownsNoStore = true;
   }
 
   /** Runs when the node starts closing, before its requests drain; `removed` when it was deleted. */
@@ -162,15 +246,15 @@ export class NodeLifecycle {
    * node's failure policy, so that every message leaves), then leaves the
    * store: a memory store is kept for the next start of this node (saving
    * its changes) unless the node was deleted; a Redis store leaves the
-   * shared connection.
+   * shared connection. A deleted node is then forgotten (node-registry).
    */
   private async close(removed: boolean): Promise<void> {
     this.closing = true;
     const bound = this.bound;
     try {
       for (const closer of this.closers) closer(removed);
-      await this.inFlight.drained(drainLimit(bound?.timeoutMs ?? 0));
-      if (this.inFlight.count > 0) {
+      await this.inFlight.drained(closeDrainLimit(bound?.timeoutMs, this.ownsNoStore));
+      if (this.inFlight.count > 0 && !this.ownsNoStore) {
         bound?.abandon(new Error(this.t('errors.closedWaiting')));
         await this.inFlight.drained(1000);
       }
@@ -179,6 +263,8 @@ export class NodeLifecycle {
       this.node.warn(errorMessage(error));
     } finally {
       this.board.stop();
+      // The one place a deleted node is forgotten: its kept store, sidebar record, claims and counts.
+      if (removed) forgetNode(this.node.id);
     }
   }
 }

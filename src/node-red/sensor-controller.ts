@@ -14,14 +14,13 @@ import type { DoneFunction, Node, NodeAPI, NodeMessage, SendFunction } from './a
 import { registerClaimHolder, unregisterClaimHolder, type ClaimHolder } from './claim-registry';
 import { errorMessage, toError } from './errors';
 import type { Leaving } from './guarded-send';
-import { trackNode, type NodeInsight } from './insight';
+import type { NodeInsight } from './insight';
 import { fingerprintOf, LostDecisions } from './lost-decisions';
-import { upgradeConfig } from './migrations';
 import { NodeLifecycle } from './node-lifecycle';
 import { resetTarget } from './reset';
 import { readSensorConfig, type SensorConfig, type SensorDef } from './sensor-config';
-import { bindStore, type BoundStore } from './store-binding';
-import { StoreFailurePolicy } from './store-failure';
+import type { BoundStore } from './store-binding';
+import type { StoreFailurePolicy } from './store-failure';
 
 export const SENSOR_TYPE = 'sensor-reconnect-dedup';
 
@@ -77,49 +76,35 @@ export class SensorController {
 
   start(def: SensorDef): void {
     const { life, node } = this;
-    let holder: ClaimHolder;
-    try {
-      const upgraded = upgradeConfig(SENSOR_TYPE, def, (version, supported) => node.warn(life.t('warnings.newerConfig', { version, supported })));
-      const config = readSensorConfig(this.RED, upgraded);
-      this.failure = new StoreFailurePolicy(node, config.onStoreError, life.board, life.t);
-      this.bound = bindStore<SeenStore, MemorySeenStore, SeenEntry, RedisSeenStore>(this.RED, node, life, config, {
+    life.start<SensorDef, SensorConfig, SeenStore, MemorySeenStore, SeenEntry, RedisSeenStore>(def, {
+      read: (upgraded) => readSensorConfig(this.RED, upgraded),
+      stores: (config) => ({
         memory: {
           make: () => new MemorySeenStore(config.seen),
           reuse: (store) => store.reconfigure(config.seen),
           codec: seenCodec,
         },
         redis: (client, options) => new RedisSeenStore(client, config.seen, { ...options, onCallbackError: life.callbackFailed }),
-      });
-      this.config = config;
-      this.keyReading = config.fields === undefined ? undefined : readingKeyer(config.fields);
-      const byDevice = config.seen.keyMode === 'reading';
-      holder = {
-        store: this.bound.store,
-        claimOf: (key) => ({ key, group: byDevice ? deviceOfKey(key) : key }),
-        confirm: config.seen.confirm,
-        leaseSeconds: config.seen.leaseSeconds,
-      };
-    } catch (error) {
-      life.refuseMessages(error);
-      return;
-    }
-    registerClaimHolder(node.id, holder);
-    const { config, bound } = this;
-    this.insight = trackNode({
-      id: node.id,
-      type: SENSOR_TYPE,
-      name: node.name ?? '',
-      info: () => bound.info(),
-      settings: () => ({ ...config.seen, outputMode: config.outputMode }),
-      sampleSize: 0,
+      }),
+      subject: (config) => ({ settings: () => ({ ...config.seen, outputMode: config.outputMode }), sampleSize: 0 }),
+      ready: ({ config, bound, failure, insight }) => {
+        this.config = config;
+        this.bound = bound;
+        this.failure = failure;
+        this.insight = insight;
+        this.keyReading = config.fields === undefined ? undefined : readingKeyer(config.fields);
+        const byDevice = config.seen.keyMode === 'reading';
+        const holder: ClaimHolder = {
+          store: bound.store,
+          claimOf: (key) => ({ key, group: byDevice ? deviceOfKey(key) : key }),
+          confirm: config.seen.confirm,
+          leaseSeconds: config.seen.leaseSeconds,
+        };
+        registerClaimHolder(node.id, holder);
+        life.onClose(() => unregisterClaimHolder(node.id, holder));
+      },
+      input: (msg, send, done) => this.input(msg, send, done),
     });
-    life.onClose((removed) => {
-      unregisterClaimHolder(node.id, holder);
-      this.insight.close(removed);
-    });
-    life.use(bound);
-    life.board.changed();
-    node.on('input', (msg, send, done) => this.input(msg, send, done));
   }
 
   input(msg: NodeMessage, send: SendFunction, done: DoneFunction): void {

@@ -7,13 +7,12 @@ import type { Replies, WindowOutcome, WindowStore } from '../stores/types';
 import type { DoneFunction, Node, NodeAPI, NodeMessage, SendFunction } from './api';
 import { errorMessage, toError } from './errors';
 import type { Leaving } from './guarded-send';
-import { trackNode, type NodeInsight } from './insight';
+import type { NodeInsight } from './insight';
 import { fingerprintOf, LostDecisions } from './lost-decisions';
-import { upgradeConfig } from './migrations';
 import { NodeLifecycle } from './node-lifecycle';
 import { readSlidingWindowConfig, type SlidingWindowConfig, type SlidingWindowDef } from './sliding-window-config';
-import { bindStore, type BoundStore } from './store-binding';
-import { StoreFailurePolicy } from './store-failure';
+import type { BoundStore } from './store-binding';
+import type { StoreFailurePolicy } from './store-failure';
 
 export const SLIDING_WINDOW_TYPE = 'sliding-window-dedup';
 
@@ -41,7 +40,7 @@ export class SlidingWindowController {
 
   constructor(
     private readonly RED: NodeAPI,
-    private readonly node: Node,
+    node: Node,
   ) {
     this.life = new NodeLifecycle(RED, node, SLIDING_WINDOW_TYPE, (t) => t('status.counts', this.counts));
     // Made once per node: a waiting message costs its Waiting object only.
@@ -53,38 +52,28 @@ export class SlidingWindowController {
 
   /** Reads the config and binds the store; a config that cannot start answers every message with the reason. */
   start(def: SlidingWindowDef): void {
-    const { life, node } = this;
-    try {
-      const upgraded = upgradeConfig(SLIDING_WINDOW_TYPE, def, (version, supported) => node.warn(life.t('warnings.newerConfig', { version, supported })));
-      const config = readSlidingWindowConfig(this.RED, upgraded);
-      for (const warning of config.warnings) node.warn(life.t(warning.key, warning.subs));
-      this.failure = new StoreFailurePolicy(node, config.onStoreError, life.board, life.t);
-      this.bound = bindStore<WindowStore, MemoryWindowStore, WindowEntry, RedisWindowStore>(this.RED, node, life, config, {
+    this.life.start<SlidingWindowDef, SlidingWindowConfig, WindowStore, MemoryWindowStore, WindowEntry, RedisWindowStore>(def, {
+      read: (upgraded) => readSlidingWindowConfig(this.RED, upgraded),
+      stores: (config) => ({
         memory: {
           make: () => new MemoryWindowStore(config.settings),
           reuse: (store) => store.reconfigure(config.settings),
           codec: windowCodec,
         },
-        redis: (client, options) => new RedisWindowStore(client, config.settings, { ...options, onCallbackError: life.callbackFailed }),
-      });
-      this.config = config;
-    } catch (error) {
-      life.refuseMessages(error);
-      return;
-    }
-    const { config, bound } = this;
-    this.insight = trackNode({
-      id: node.id,
-      type: SLIDING_WINDOW_TYPE,
-      name: node.name ?? '',
-      info: () => bound.info(),
-      settings: () => ({ ...config.settings, eventFields: config.paths.events.map((p) => p.label), accuracyProperty: config.paths.accuracy?.label ?? '' }),
-      sampleSize: config.sampleSize,
+        redis: (client, options) => new RedisWindowStore(client, config.settings, { ...options, onCallbackError: this.life.callbackFailed }),
+      }),
+      subject: (config) => ({
+        settings: () => ({ ...config.settings, eventFields: config.paths.events.map((p) => p.label), accuracyProperty: config.paths.accuracy?.label ?? '' }),
+        sampleSize: config.sampleSize,
+      }),
+      ready: ({ config, bound, failure, insight }) => {
+        this.config = config;
+        this.bound = bound;
+        this.failure = failure;
+        this.insight = insight;
+      },
+      input: (msg, send, done) => this.input(msg, send, done),
     });
-    life.onClose((removed) => this.insight.close(removed));
-    life.use(bound);
-    life.board.changed();
-    node.on('input', (msg, send, done) => this.input(msg, send, done));
   }
 
   input(msg: NodeMessage, send: SendFunction, done: DoneFunction): void {
