@@ -40,13 +40,13 @@ const TARGET_S = 10;
  * The compiled pack's modules, typed from their sources: a type-only import is
  * erased, so what runs is still nodes/*.js, as dedup-tune runs it.
  */
-type Columns = import('../src/tune/ping-columns').PingColumns;
+type Columns = import('../src/core/ping-columns').PingColumns;
 type Cell = import('../src/tune/grid').GridCell;
 type Baseline = import('../src/core/sliding-window').WindowBaseline;
 /** What the bare loop counts of a cell. */
 type Admitted = Pick<Cell, 'minSeconds' | 'minMetres' | 'admitted'>;
 type Pack = typeof import('../src/core/sliding-window') &
-  typeof import('../src/tune/ping-columns') &
+  typeof import('../src/core/ping-columns') &
   typeof import('../src/tune/grid') &
   typeof import('../src/tune/threads') &
   typeof import('../src/tune/grid-spec');
@@ -57,7 +57,7 @@ function loadPack(): Pack {
   /* eslint-disable @typescript-eslint/no-require-imports -- the compiled pack, as dedup-tune runs it */
   return {
     ...require(file('core/sliding-window.js')),
-    ...require(file('tune/ping-columns.js')),
+    ...require(file('core/ping-columns.js')),
     ...require(file('tune/grid.js')),
     ...require(file('tune/threads.js')),
     ...require(file('tune/grid-spec.js')),

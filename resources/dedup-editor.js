@@ -4,7 +4,7 @@
  * each node's .html before its registerType call.
  *
  * Defaults: every option's default, and the config version, are written once,
- * in the runtime (src/node-red/editor-settings.ts), which exports them as the
+ * in the runtime (src/core/defaults.ts), which exports them as the
  * runtime setting `<camelCaseType>Defaults`; defaultsFor() reads them from
  * RED.settings, so the dialog of a new node and a hand-written flow mean the
  * same thing.
@@ -190,11 +190,14 @@
     function measuresProblem(measures, tsField) {
         if (!Array.isArray(measures) || measures.length === 0) { return ["measures", {}]; }
         var tsParts = parseReadingPath(tsField);
-        var tsName = tsParts ? String(tsParts[tsParts.length - 1]) : "";
+        // The timestamp is hashed as "ts" whatever its path (src/core/reading.ts, TS_NAME).
+        var tsName = "ts";
         var names = {};
         for (var i = 0; i < measures.length; i++) {
             var m = measures[i] || {};
-            if (!parseReadingPath(m.path)) { return ["readingPath", { label: String(m.path || "") }]; }
+            var parts = parseReadingPath(m.path);
+            if (!parts) { return ["readingPath", { label: String(m.path || "") }]; }
+            if (tsParts && JSON.stringify(parts) === JSON.stringify(tsParts)) { return ["measureIsTimestamp", { path: String(m.path).trim() }]; }
             var name = measureName(m);
             if (name === tsName || Object.prototype.hasOwnProperty.call(names, name)) {
                 return ["measureName", { name: name }];

@@ -5,7 +5,7 @@ import { DEFAULT_METRES, DEFAULT_SECONDS, MAX_VALUES, parseList, ruleOf, withCur
 import type { WhatIfJob } from './tune/jobs';
 import { runWhatIfJob } from './tune/threads';
 import { ttlWhatIf } from './tune/ttl-what-if';
-import { MAX_UPLOAD_BYTES, readUpload } from './tune/upload';
+import { MAX_UPLOAD_BYTES, MAX_UPLOAD_PINGS, readUpload, UPLOAD_IDLE_MS } from './tune/upload';
 import type { WhatIfRequest } from './tune/what-if';
 
 /**
@@ -23,6 +23,15 @@ import type { WhatIfRequest } from './tune/what-if';
  * The what-if is work (seconds, for a large upload) and reads files, so it
  * needs write permission and runs in a thread of its own, one at a time.
  * Data comes from node-red/insight, which the nodes report to.
+ *
+ * Every request is bounded before any work is done for it, so that no admin
+ * client can stall the flows (the runtime's one thread) or take its memory:
+ * a JSON body of at most MAX_JSON_BODY_BYTES, lists of at most
+ * MAX_LIST_ITEMS items as sent (counted before they are read), an upload of
+ * at most MAX_UPLOAD_BYTES and MAX_UPLOAD_PINGS, read in a thread with a
+ * heap limit, and ended when it sends nothing for the idle time
+ * (settings.js `dedupSidebarUploadIdleSeconds`, 30 by default). The
+ * limits are listed in docs/sidebar-and-tuning.md.
  */
 
 /** The part of the plugin API used here, typed by hand as node-red/api does for nodes. */
@@ -48,6 +57,8 @@ interface PluginAPI {
   auth: { needsPermission(permission: string): Handler };
   comms: { publish(topic: string, data: unknown, retain?: boolean): void };
   _(key: string, substitutions?: Record<string, string | number>): string;
+  /** The runtime settings (settings.js). */
+  settings: Record<string, unknown>;
 }
 
 const PLUGIN_ID = 'dedup-sidebar';
@@ -56,6 +67,14 @@ const BASE = '/dedup-sidebar/nodes';
 const PUSH_EVERY_MS = 2000;
 const WINDOW = 'sliding-window-dedup';
 const SENSOR = 'sensor-reconnect-dedup';
+/** A what-if request's JSON body: two short lists need some hundred bytes. */
+const MAX_JSON_BODY_BYTES = 16 * 1024;
+/**
+ * Items of a list as sent, duplicates included: counted before any item is
+ * read, so that a list of 160,000 values is refused at once rather than read
+ * (the lists hold at most MAX_VALUES values once each is kept once).
+ */
+const MAX_LIST_ITEMS = 5 * MAX_VALUES;
 
 /** The one what-if running in this runtime, if any. */
 let busy = false;
@@ -92,6 +111,11 @@ export = function registerDedupSidebar(RED: PluginAPI): void {
         lists.push(fallback);
         continue;
       }
+      const items = Array.isArray(given) ? given.length : typeof given === 'string' ? commas(given) + 1 : 1;
+      if (items > MAX_LIST_ITEMS) {
+        fail(res, 400, 'list.tooMany', { list: name, value: items, max: MAX_VALUES });
+        return undefined;
+      }
       const parsed = parseList(Array.isArray(given) ? given : String(given));
       if (!parsed.ok) {
         fail(res, 400, `list.${parsed.problem}`, { list: name, value: parsed.value, max: MAX_VALUES });
@@ -103,13 +127,31 @@ export = function registerDedupSidebar(RED: PluginAPI): void {
     return withCurrent({ seconds: lists[0] as number[], metres: lists[1] as number[] }, number(settings.minSeconds), number(settings.minMetres));
   };
 
+  /**
+   * Whether a parsed JSON body is small enough; answers 413 when not.
+   * Node-RED parsed it already (up to its apiMaxLength, 5 MB by default),
+   * but nothing here reads one of more than MAX_JSON_BODY_BYTES.
+   */
+  const smallBody = (req: AdminRequest, res: AdminResponse): boolean => {
+    const declared = Number(req.headers['content-length']);
+    if (!(declared > MAX_JSON_BODY_BYTES)) return true;
+    fail(res, 413, 'bodyTooLarge', { limit: MAX_JSON_BODY_BYTES / 1024, size: (declared / 1024).toFixed(0) });
+    return false;
+  };
+
+  /** How long an upload may send nothing: settings.js `dedupSidebarUploadIdleSeconds`, when a positive number. */
+  const idleMs = (): number => {
+    const seconds = RED.settings.dedupSidebarUploadIdleSeconds;
+    return typeof seconds === 'number' && seconds > 0 ? seconds * 1000 : UPLOAD_IDLE_MS;
+  };
+
   /** Runs a what-if job, one at a time, and answers with its result. */
   const answer = async (res: AdminResponse, job: WhatIfJob, extra: Record<string, unknown>): Promise<void> => {
     busy = true;
     try {
       const reply = await runWhatIfJob(job);
       if (reply.kind === 'error') {
-        fail(res, reply.code === 'failed' ? 500 : 400, `file.${reply.code}`, { ...reply.details, detail: reply.message });
+        fail(res, reply.code === 'failed' ? 500 : reply.code === 'memory' || reply.code === 'tooManyPings' ? 413 : 400, `file.${reply.code}`, { ...reply.details, detail: reply.message });
         return;
       }
       res.json({ ...extra, read: reply.read ?? null, result: reply.result });
@@ -122,6 +164,7 @@ export = function registerDedupSidebar(RED: PluginAPI): void {
 
   /** The running sliding-window node of the request, or an answer saying why there is none. */
   const windowNode = (req: AdminRequest, res: AdminResponse): Record<string, unknown> | undefined => {
+    if (req._body === true && !smallBody(req, res)) return undefined;
     const subject = runningSubject(req.params.id as string);
     if (subject === undefined) fail(res, 404, 'noNode', { id: req.params.id as string });
     else if (subject.type !== WINDOW) fail(res, 409, 'notWindow', { id: subject.id });
@@ -155,16 +198,24 @@ export = function registerDedupSidebar(RED: PluginAPI): void {
     const spec = gridOf(req.query, settings, res);
     if (spec === undefined) return;
     busy = true;
-    readUpload(req, MAX_UPLOAD_BYTES).then(
+    readUpload(req, MAX_UPLOAD_BYTES, idleMs()).then(
       (upload) => {
-        if (!upload.ok) {
-          busy = false;
+        if (upload.ok) {
+          const fields = { heading: typeof settings.minHeadingDegrees === 'number', accuracy: typeof settings.accuracyProperty === 'string' && settings.accuracyProperty !== '' };
+          const name = typeof req.query.name === 'string' ? req.query.name.slice(0, 200) : '';
+          const input = { text: upload.bytes, maxPings: MAX_UPLOAD_PINGS };
+          void answer(res, { kind: 'what-if', input, fields, request: requestOf(spec, settings) }, { source: 'file', name, current: currentOf(settings) });
+          return;
+        }
+        busy = false;
+        if (upload.reason === 'tooLarge') {
           fail(res, 413, 'tooLarge', { limit: MAX_UPLOAD_BYTES / 1024 / 1024, size: (upload.bytes / 1024 / 1024).toFixed(1) });
           return;
         }
-        const fields = { heading: typeof settings.minHeadingDegrees === 'number', accuracy: typeof settings.accuracyProperty === 'string' && settings.accuracyProperty !== '' };
-        const name = typeof req.query.name === 'string' ? req.query.name.slice(0, 200) : '';
-        void answer(res, { kind: 'what-if', input: { text: upload.bytes }, fields, request: requestOf(spec, settings) }, { source: 'file', name, current: currentOf(settings) });
+        // The client stopped sending: answer, and close the connection rather than wait for the rest.
+        res.set('Connection', 'close');
+        fail(res, 408, 'idle', { seconds: upload.idleMs / 1000, bytes: upload.bytes });
+        req.socket.end();
       },
       (error: unknown) => {
         busy = false;
@@ -174,6 +225,7 @@ export = function registerDedupSidebar(RED: PluginAPI): void {
   });
 
   RED.httpAdmin.post(`${BASE}/:id/ttl-what-if`, write, (req, res) => {
+    if (req._body === true && !smallBody(req, res)) return;
     const subject = runningSubject(req.params.id as string);
     if (subject === undefined) {
       fail(res, 404, 'noNode', { id: req.params.id as string });
@@ -196,4 +248,11 @@ function requestOf(spec: WhatIfRequest['spec'], settings: Record<string, unknown
 
 function currentOf(settings: Record<string, unknown>): { minSeconds: unknown; minMetres: unknown } {
   return { minSeconds: settings.minSeconds, minMetres: settings.minMetres };
+}
+
+/** Commas in a string, counted without splitting it (a few ms for the largest body Node-RED lets through). */
+function commas(text: string): number {
+  let count = 0;
+  for (let at = text.indexOf(','); at !== -1; at = text.indexOf(',', at + 1)) count++;
+  return count;
 }

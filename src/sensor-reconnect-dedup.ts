@@ -1,6 +1,7 @@
 /** The sensor reconnect dedup node: Node-RED's entry point, wiring only (behaviour: node-red/sensor-controller). */
 import type { Node, NodeAPI } from './node-red/api';
-import { editorSettings, MAX_ENTRIES } from './node-red/editor-settings';
+import { MAX_ENTRIES } from './core/defaults';
+import { editorSettings, SENSOR_PRESETS } from './node-red/editor-settings';
 import { SensorController } from './node-red/sensor-controller';
 import type { SensorDef } from './node-red/sensor-config';
 
@@ -13,6 +14,7 @@ export = function registerSensorReconnectDedup(RED: NodeAPI): void {
   RED.nodes.registerType('sensor-reconnect-dedup', SensorReconnectDedupNode, {
     settings: editorSettings('sensor-reconnect-dedup', {
       sensorReconnectDedupMaxKeys: { value: MAX_ENTRIES, exportable: true },
+      sensorReconnectDedupPresets: { value: SENSOR_PRESETS, exportable: true },
     }),
   });
 };

@@ -1,6 +1,7 @@
 /** The sliding-window dedup node: Node-RED's entry point, wiring only (behaviour: node-red/sliding-window-controller). */
 import type { Node, NodeAPI } from './node-red/api';
-import { editorSettings, MAX_ENTRIES } from './node-red/editor-settings';
+import { MAX_ENTRIES } from './core/defaults';
+import { editorSettings } from './node-red/editor-settings';
 import { SlidingWindowController } from './node-red/sliding-window-controller';
 import type { SlidingWindowDef } from './node-red/sliding-window-config';
 

@@ -23,8 +23,12 @@ export interface SeenClaim {
 
 export type KeyResult =
   | { ok: true; key: string; group: string }
-  /** `where`: where the key was read, when it was not inside the reading (key mode `property`). */
-  | { ok: false; path: PropertyPath | null; value: string; problem: string; where?: string };
+  /**
+   * `value`: the offending value rendered for an error message; `given`: the
+   * value itself (undefined when missing); `where`: where the key was read,
+   * when it was not inside the reading (key mode `property`).
+   */
+  | { ok: false; path: PropertyPath | null; value: string; given?: unknown; problem: string; where?: string };
 
 /** A reading that has a key, with its place in the input. */
 export interface Keyed {
@@ -48,6 +52,7 @@ export interface Rejected {
   raw: unknown;
   path: PropertyPath | null;
   value: string;
+  given?: unknown;
   problem: string;
   where?: string;
 }
@@ -79,6 +84,7 @@ export function prepareReadings(readings: readonly unknown[], burst: boolean, ke
         raw,
         path: result.path,
         value: result.value,
+        given: result.given,
         problem: result.problem,
         ...(result.where !== undefined ? { where: result.where } : {}),
       });
@@ -142,6 +148,39 @@ export function settleReadings(prepared: Prepared, codes: readonly number[] | un
   }
   return settled;
 }
+
+/** Every reason a burst audit's `msg.dedup.reason` can give. */
+export type AuditReason = 'new' | 'store-unavailable' | SuppressReason | 'rejected' | 'empty';
+
+/**
+ * The reason a burst audit carries: `new` when some reading was admitted
+ * (`store-unavailable` when admitted without the store); when none was, why
+ * not: `duplicate` when any reading was a duplicate, else `in-flight`, else
+ * `rejected`, and `empty` for an empty burst.
+ */
+export function auditReason(prepared: Prepared, settled: Settled): AuditReason {
+  if (settled.admitted.length > 0) return settled.storeError === undefined ? 'new' : 'store-unavailable';
+  if (settled.suppressed.some((s) => s.reason === 'duplicate')) return 'duplicate';
+  if (settled.suppressed.length > 0) return 'in-flight';
+  return prepared.rejected.length > 0 ? 'rejected' : 'empty';
+}
+
+/**
+ * A rejected reading's value as the audit shows it: a number, boolean, null
+ * or short string as the reading held it (150 stays 150, not "150");
+ * anything else (missing, an object, a long string, NaN) as the rendering
+ * its error message has, so the audit never carries a whole payload twice.
+ */
+export function auditValue(r: Pick<Rejected, 'given' | 'value'>): unknown {
+  const given = r.given;
+  if (typeof given === 'number') return Number.isFinite(given) ? given : r.value;
+  if (typeof given === 'boolean' || given === null) return given;
+  if (typeof given === 'string' && given.length <= AUDIT_STRING_MAX) return given;
+  return r.value;
+}
+
+/** Strings longer than this are shown in the audit as their error message shows them (cut at 80 characters). */
+export const AUDIT_STRING_MAX = 80;
 
 export interface Counts {
   received: number;

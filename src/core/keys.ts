@@ -1,7 +1,7 @@
 import type { KeyResult } from './burst';
 import { readId, showValue } from './fields';
 import { ContentLayout, keyText } from './idempotency-key';
-import { readReading, type ReadingFields } from './reading';
+import { readReading, TS_NAME, type ReadingFields } from './reading';
 
 /**
  * Key mode `reading`: the idempotency key v1 of a reading (device + seq +
@@ -9,10 +9,10 @@ import { readReading, type ReadingFields } from './reading';
  * here, once for the node's fields, not once per reading.
  */
 export function readingKeyer(fields: ReadingFields): (raw: unknown) => KeyResult {
-  const layout = new ContentLayout(fields.tsName, fields.measures.map((m) => m.name));
+  const layout = new ContentLayout(TS_NAME, fields.measures.map((m) => m.name));
   return (raw) => {
     const read = readReading(raw, fields);
-    if (!read.ok) return { ok: false, path: read.path, value: read.value, problem: read.problem };
+    if (!read.ok) return { ok: false, path: read.path, value: read.value, given: read.given, problem: read.problem };
     const { deviceId, seq, epochMicros, measures } = read.reading;
     return { ok: true, key: keyText(deviceId, seq, layout.hash(epochMicros, measures)), group: deviceId };
   };
@@ -20,7 +20,7 @@ export function readingKeyer(fields: ReadingFields): (raw: unknown) => KeyResult
 
 /** Key mode `property`: the key is a value the flow chose (a message property or an expression), its own group. */
 export function propertyKey(value: unknown): KeyResult {
-  if (value === undefined) return { ok: false, path: null, value: 'undefined', problem: 'is missing' };
+  if (value === undefined) return { ok: false, path: null, value: 'undefined', given: undefined, problem: 'is missing' };
   const id = readId(value);
-  return id.ok ? { ok: true, key: id.value, group: id.value } : { ok: false, path: null, value: showValue(value), problem: id.problem };
+  return id.ok ? { ok: true, key: id.value, group: id.value } : { ok: false, path: null, value: showValue(value), given: value, problem: id.problem };
 }

@@ -21,12 +21,19 @@ export interface MeasureField {
 export interface ReadingFields {
   device: PropertyPath;
   seq: PropertyPath;
+  /** The timestamp, hashed as `ts` whatever this path (see TS_NAME). */
   ts: PropertyPath;
-  /** The timestamp's name in the hashed JSON: its path's last name. */
-  tsName: string;
   /** The measured fields, hashed with the timestamp. */
   measures: readonly MeasureField[];
 }
+
+/**
+ * The timestamp's name in the hashed JSON, whatever its path: the reference
+ * design's idempotency_key names it `ts`, so that a worker mapping the same
+ * uplink to its SensorReading gets the same key. (Development rounds 1 and
+ * 2 used the path's last name: `received_at` for The Things Stack's preset.)
+ */
+export const TS_NAME = 'ts';
 
 export interface Reading {
   deviceId: string;
@@ -41,6 +48,8 @@ export interface ReadingRejection {
   path: PropertyPath | null;
   /** The offending value, rendered for an error message. */
   value: string;
+  /** The offending value as the reading held it (undefined when missing), for the audit. */
+  given: unknown;
   problem: string;
 }
 
@@ -48,7 +57,7 @@ export type ReadingResult = { ok: true; reading: Reading } | ReadingRejection;
 
 export function readReading(raw: unknown, fields: ReadingFields): ReadingResult {
   if (!isRecord(raw)) {
-    return { ok: false, path: null, value: showValue(raw), problem: `must be an object, not ${kindOf(raw)}` };
+    return { ok: false, path: null, value: showValue(raw), given: raw, problem: `must be an object, not ${kindOf(raw)}` };
   }
   // Each field read in line, with no closure or result object made for a
   // field that is fine: this runs for every reading of every burst.
@@ -103,11 +112,11 @@ function kindOf(value: unknown): string {
  * it by type ("not a undefined"), which reads like a bug, not a hint.
  */
 function missing(path: PropertyPath): ReadingRejection {
-  return { ok: false, path, value: 'undefined', problem: 'is missing' };
+  return { ok: false, path, value: 'undefined', given: undefined, problem: 'is missing' };
 }
 
 function wrong(path: PropertyPath, value: unknown, problem: string): ReadingRejection {
-  return { ok: false, path, value: showValue(value), problem };
+  return { ok: false, path, value: showValue(value), given: value, problem };
 }
 
 /** Why a number is outside the field's valid range, or undefined when it is inside. */

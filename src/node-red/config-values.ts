@@ -25,8 +25,14 @@ export function optionalNumber(value: unknown, name: string): number | undefined
   return n;
 }
 
-export function oneOf<T extends string>(value: unknown, allowed: readonly T[], fallback: T): T {
-  return allowed.includes(value as T) ? (value as T) : fallback;
+/** One of a fixed set of words; blank means the default, anything else is refused with the words allowed. */
+export function oneOf<T extends string>(value: unknown, name: string, allowed: readonly T[], fallback: T): T {
+  if (isBlank(value)) return fallback;
+  const found = allowed.find((word) => word === value);
+  if (found === undefined) {
+    throw new Error(`${name} must be ${allowed.map((word) => JSON.stringify(word)).join(' or ')}, not ${JSON.stringify(value)}`);
+  }
+  return found;
 }
 
 /** Absent, or cleared in the editor. */

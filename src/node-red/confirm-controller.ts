@@ -4,7 +4,7 @@ import type { DoneFunction, Node, NodeAPI, NodeMessage, SendFunction } from './a
 import { claimHolder } from './claim-registry';
 import { drainLimit } from './close-times';
 import { oneOf } from './config-values';
-import { CONFIRM_DEFAULTS } from './editor-settings';
+import { CONFIRM_DEFAULTS } from '../core/defaults';
 import { errorMessage } from './errors';
 import { InFlight } from './in-flight';
 import { upgradeConfig } from './migrations';
@@ -75,7 +75,7 @@ export class ConfirmController {
 
   start(def: ConfirmDef): void {
     const upgraded = upgradeConfig(CONFIRM_TYPE, def, (version, supported) => this.node.warn(this.t('warnings.newerConfig', { version, supported })));
-    this.action = oneOf(upgraded.action, ['confirm', 'release'], CONFIRM_DEFAULTS.action);
+    this.action = oneOf(upgraded.action, 'action', ['confirm', 'release'], CONFIRM_DEFAULTS.action);
     this.board.changed();
     this.node.on('input', (msg, send, done) => this.input(msg, send, done));
     this.node.on('close', (_removed, done) => {

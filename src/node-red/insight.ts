@@ -1,12 +1,12 @@
 import { claimIndex, type Prepared, type Settled } from '../core/burst';
 import type { Ping } from '../core/sliding-window';
 import type { WindowOutcome } from '../stores/types';
-import { AssetBoard, type AssetRow } from '../tune/asset-board';
-import { DeviceBoard, type DeviceRow } from '../tune/device-board';
-import { KeyArrivals, type KeyArrivalStats } from '../tune/key-arrivals';
-import { blankPing, pingAt, type PingColumns } from '../tune/ping-columns';
-import { PingRing } from '../tune/ping-ring';
-import { ADMITTED, RateSeries, REJECTED, SUPPRESSED, type RateSnapshot } from '../tune/rate-series';
+import { AssetBoard, type AssetRow } from '../insight/asset-board';
+import { DeviceBoard, type DeviceRow } from '../insight/device-board';
+import { KeyArrivals, type KeyArrivalStats } from '../insight/key-arrivals';
+import { blankPing, pingAt, type PingColumns } from '../core/ping-columns';
+import { PingRing } from '../insight/ping-ring';
+import { ADMITTED, RateSeries, REJECTED, SUPPRESSED, type RateSnapshot } from '../insight/rate-series';
 import type { StoreInfo } from './store-binding';
 
 /**

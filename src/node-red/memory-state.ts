@@ -8,10 +8,12 @@
  * to the Redis store), and, when saving is on, in the user directory across
  * restarts (persist/state-journal).
  */
+import { createHash } from 'crypto';
+import { existsSync, mkdirSync, renameSync } from 'fs';
 import { rm } from 'fs/promises';
-import { join } from 'path';
+import { dirname, join } from 'path';
 import type { RestoreTarget, StateCodec } from '../persist/codecs';
-import { StateJournal } from '../persist/state-journal';
+import { causeOf, StateJournal } from '../persist/state-journal';
 import type { NodeAPI } from './api';
 import { errorMessage } from './errors';
 
@@ -20,6 +22,8 @@ export interface Persistable<E> extends RestoreTarget<E> {
   /** entry(), possibly filling one reused object: what the journal reads. */
   entryView(key: string): E | undefined;
   keys(): string[];
+  /** The store's cap: the most keys a failing save keeps pending. */
+  readonly maxEntries: number;
   onChange: ((key: string) => void) | undefined;
   onClear: (() => void) | undefined;
 }
@@ -29,13 +33,15 @@ export interface Persistence {
   dir: string | undefined;
   /** Save at most this often while something changed. */
   intervalMs: number;
+  /** Where the previous release saved this node's state, when that was another name: moved to dir on loading. */
+  legacyDir?: string;
 }
 
 /**
- * Where a node saves its state: `<userDir>/dedup-state/<node id>/`, or under
- * the runtime setting `dedupStateDir`; nowhere when that setting is false,
- * when the node's *Save every* is 0, or when the runtime has no user
- * directory (as under the test helper).
+ * Where a node saves its state: `<userDir>/dedup-state/<name>/` (see
+ * fileNameOf), or under the runtime setting `dedupStateDir`; nowhere when
+ * that setting is false, when the node's *Save every* is 0, or when the
+ * runtime has no user directory (as under the test helper).
  */
 export function persistenceOf(RED: NodeAPI, nodeId: string, persistSeconds: number): Persistence {
   const setting = RED.settings.dedupStateDir;
@@ -43,15 +49,57 @@ export function persistenceOf(RED: NodeAPI, nodeId: string, persistSeconds: numb
   let base: string | undefined;
   if (typeof setting === 'string' && setting.trim() !== '') base = setting;
   else if (setting !== false && typeof userDir === 'string' && userDir !== '') base = join(userDir, 'dedup-state');
-  return {
-    dir: base === undefined || setting === false ? undefined : join(base, fileNameOf(nodeId)),
-    intervalMs: persistSeconds * 1000,
-  };
+  if (base === undefined || setting === false) return { dir: undefined, intervalMs: persistSeconds * 1000 };
+  const name = fileNameOf(nodeId);
+  const legacy = legacyFileNameOf(nodeId);
+  return { dir: join(base, name), intervalMs: persistSeconds * 1000, ...(legacy !== name ? { legacyDir: join(base, legacy) } : {}) };
 }
 
-/** A node id as a directory name: as it is when it is plain, hex-encoded otherwise. */
+/** Names Windows keeps for devices, whatever the extension: never a directory's. */
+const DEVICE_NAMES = /^(con|prn|aux|nul|com\d|lpt\d)(\.|$)/;
+
+/**
+ * A node id as a directory name, one name per id, safe on every file
+ * system (FAT on an SD card too: case-insensitive, no `:` or `\\`), at most
+ * 66 bytes. Node-RED's own ids (`3f2a9c1b7e4d5a60`, the older
+ * `3f2a9c1b.7e4d5a`) are used as they are: lower-case letters, digits,
+ * dots and dashes, starting and ending with a letter or digit. Any other id
+ * becomes `_<readable prefix>_<first 32 hex of its SHA-256>`; only those
+ * names hold a `_`, so no encoded id can take a plain id's name, and two
+ * ids that differ only in case, in characters the prefix drops, or after
+ * their first bytes still differ in their hash.
+ */
 export function fileNameOf(nodeId: string): string {
+  if (/^[a-z0-9](?:[a-z0-9.-]{0,62}[a-z0-9])?$/.test(nodeId) && !DEVICE_NAMES.test(nodeId)) return nodeId;
+  const readable = nodeId.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 32);
+  const hash = createHash('sha256').update(nodeId, 'utf8').digest('hex').slice(0, 32);
+  return `_${readable}_${hash}`;
+}
+
+/**
+ * The previous release's name, read once to move a saved state to its new
+ * name: a plain id as it was, any other hex-encoded and cut at 100 bytes
+ * (which is why `é` and `xc3a9`, or two long ids, could share one).
+ */
+export function legacyFileNameOf(nodeId: string): string {
   return /^[A-Za-z0-9_-]{1,100}$/.test(nodeId) ? nodeId : `x${Buffer.from(nodeId, 'utf8').toString('hex').slice(0, 200)}`;
+}
+
+/**
+ * Moves a state the previous release saved under its old name to the new
+ * one, unless the new one exists already. When two ids shared the old name
+ * (see legacyFileNameOf), the first to start takes it: it held the state of
+ * both.
+ */
+function moveLegacy(persistence: Persistence, warn: (text: string) => void): void {
+  const { dir, legacyDir } = persistence;
+  if (dir === undefined || legacyDir === undefined || existsSync(dir) || !existsSync(legacyDir)) return;
+  try {
+    mkdirSync(dirname(dir), { recursive: true });
+    renameSync(legacyDir, dir);
+  } catch (error) {
+    warn(`could not move the saved state from ${legacyDir} to ${dir} (${causeOf(error)}); it is left where it is and not loaded`);
+  }
 }
 
 interface Held {
@@ -84,17 +132,19 @@ export function holdMemoryStore<S extends Persistable<E>, E>(
   make: () => S,
   reuse: (store: S) => void,
   warn: (text: string) => void,
+  saving?: (cause: string | undefined) => void,
 ): HeldStore<S> {
   const existing = held.get(nodeId);
   if (existing !== undefined && existing.type === type) {
     const store = existing.store as S;
     reuse(store);
-    existing.journal = adjustJournal(existing, persistence, codec, warn);
+    existing.journal = adjustJournal(existing, persistence, codec, warn, saving);
     return { store, journal: existing.journal };
   }
   const store = make();
   const entry: Held = { type, store, journal: undefined, dir: persistence.dir, removal: undefined };
   if (persistence.dir !== undefined && persistence.intervalMs > 0) {
+    moveLegacy(persistence, warn);
     const journal = journalFor(store, persistence, codec, warn);
     try {
       journal.load(Date.now());
@@ -102,7 +152,7 @@ export function holdMemoryStore<S extends Persistable<E>, E>(
       store.clearAll();
       warn(`could not read the saved state in ${persistence.dir}: ${errorMessage(error)}; starting empty`);
     }
-    attach(store, journal, persistence, warn);
+    attach(store, journal, persistence, warn, saving);
     entry.journal = journal as StateJournal<unknown>;
   } else if (persistence.dir !== undefined) {
     // Saving is off: a state saved earlier would only go stale.
@@ -148,7 +198,7 @@ function journalFor<E>(
 ): StateJournal<E> {
   return new StateJournal(
     codec,
-    { entry: (key) => store.entryView(key), keys: () => store.keys(), target: store },
+    { entry: (key) => store.entryView(key), keys: () => store.keys(), limit: () => store.maxEntries, target: store },
     { dir: persistence.dir as string, intervalMs: persistence.intervalMs, warn, ...(after !== undefined ? { after } : {}) },
   );
 }
@@ -158,19 +208,31 @@ function removeDir(dir: string): Promise<void> {
   return rm(dir, { recursive: true, force: true }).catch(() => undefined);
 }
 
-function attach<E>(store: Persistable<E>, journal: StateJournal<E>, persistence: Persistence, warn: (text: string) => void): void {
+function attach<E>(
+  store: Persistable<E>,
+  journal: StateJournal<E>,
+  persistence: Persistence,
+  warn: (text: string) => void,
+  saving: ((cause: string | undefined) => void) | undefined,
+): void {
   store.onChange = (key) => journal.changed(key);
   store.onClear = () => journal.clearedAll();
-  journal.start(persistence.intervalMs, warn);
+  journal.start(persistence.intervalMs, warn, saving);
 }
 
 /** A kept store whose node changed its saving options: start, stop or move its journal. */
-function adjustJournal<E>(entry: Held, persistence: Persistence, codec: StateCodec<E>, warn: (text: string) => void): StateJournal<unknown> | undefined {
+function adjustJournal<E>(
+  entry: Held,
+  persistence: Persistence,
+  codec: StateCodec<E>,
+  warn: (text: string) => void,
+  saving: ((cause: string | undefined) => void) | undefined,
+): StateJournal<unknown> | undefined {
   const store = entry.store as Persistable<E>;
   const wanted = persistence.dir !== undefined && persistence.intervalMs > 0;
   const current = entry.journal as StateJournal<E> | undefined;
   if (current !== undefined && wanted && current.directory === persistence.dir) {
-    attach(store, current, persistence, warn);
+    attach(store, current, persistence, warn, saving);
     return current as StateJournal<unknown>;
   }
   store.onChange = undefined;
@@ -193,7 +255,7 @@ function adjustJournal<E>(entry: Held, persistence: Persistence, codec: StateCod
   }
   // Saving turned on (or moved) for a store that holds state already: save all of it now.
   const journal = journalFor(store, persistence, codec, warn, entry.removal);
-  attach(store, journal, persistence, warn);
+  attach(store, journal, persistence, warn, saving);
   void journal.compact();
   return journal as StateJournal<unknown>;
 }

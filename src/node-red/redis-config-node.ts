@@ -7,7 +7,7 @@ import type { RedisConnectionSettings, RedisMode } from '../redis/connection-opt
 import type { SharedConnection } from '../redis/shared-connection';
 import type { NodeDef } from './api';
 import { oneOf, positiveInteger } from './config-values';
-import { REDIS_DEFAULTS } from './editor-settings';
+import { REDIS_DEFAULTS } from '../core/defaults';
 
 export interface RedisConfigNode {
   /** For messages: the node's name, or what it connects to. */
@@ -58,7 +58,7 @@ export function settingsFromDef(def: DedupRedisDef, credentials: DedupRedisCrede
   const port = def.port === undefined || def.port === '' ? REDIS_DEFAULTS.port : Number(String(def.port).trim());
   if (!Number.isInteger(port) || port < 1 || port > 65_535) throw new Error(`port must be 1 to 65535, not ${JSON.stringify(def.port)}`);
   return {
-    mode: oneOf(def.mode, MODES, 'standalone'),
+    mode: oneOf(def.mode, 'mode', MODES, REDIS_DEFAULTS.mode),
     url: (def.url ?? '').trim(),
     host: (def.host ?? '').trim() || REDIS_DEFAULTS.host,
     port,

@@ -1,10 +1,10 @@
 import { lastName, parsePath, type PropertyPath } from '../core/property-path';
-import type { MeasureField, ReadingFields } from '../core/reading';
+import { TS_NAME, type MeasureField, type ReadingFields } from '../core/reading';
 import type { MemorySeenSettings } from '../stores/memory-seen-store';
 import type { NodeAPI, NodeDef } from './api';
 import { errorMessage } from './errors';
 import { isBlank, nonNegativeNumber, oneOf, optionalNumber, positiveInteger, positiveNumber } from './config-values';
-import { MAX_ENTRIES, SENSOR_DEFAULTS as DEFAULTS, type MeasureDef } from './editor-settings';
+import { MAX_ENTRIES, SENSOR_DEFAULTS as DEFAULTS, type MeasureDef } from '../core/defaults';
 import { compileMessagePath, type MessagePath } from './message-path';
 import type { OnStoreError } from './store-failure';
 import type { StoreKind } from './store-binding';
@@ -45,8 +45,8 @@ export interface SensorConfig {
 }
 
 export function readSensorConfig(RED: NodeAPI, def: SensorDef): SensorConfig {
-  const keyMode = oneOf(def.keyMode, ['reading', 'property'], 'reading');
-  const confirm = oneOf(def.confirm, ['off', 'on'], 'off') === 'on';
+  const keyMode = oneOf(def.keyMode, 'keyMode', ['reading', 'property'], DEFAULTS.keyMode);
+  const confirm = oneOf(def.confirm, 'confirm', ['off', 'on'], DEFAULTS.confirm) === 'on';
   const settingMax = RED.settings.sensorReconnectDedupMaxKeys;
   const seen: MemorySeenSettings = {
     ttlSeconds: positiveNumber(def.ttlSeconds, 'ttlSeconds', DEFAULTS.ttlSeconds),
@@ -60,17 +60,17 @@ export function readSensorConfig(RED: NodeAPI, def: SensorDef): SensorConfig {
     seen,
     fields: keyMode === 'reading' ? readingFields(def) : undefined,
     keySource: keyMode === 'property' ? keySource(RED, def) : undefined,
-    outputMode: oneOf(def.outputMode, ['burst', 'each'], 'burst'),
-    store: oneOf(def.store, ['memory', 'redis'], 'memory'),
+    outputMode: oneOf(def.outputMode, 'outputMode', ['burst', 'each'], DEFAULTS.outputMode),
+    store: oneOf(def.store, 'store', ['memory', 'redis'], DEFAULTS.store),
     redis: def.redis,
     persistSeconds: nonNegativeNumber(def.persistSeconds, 'persistSeconds', DEFAULTS.persistSeconds),
-    onStoreError: oneOf(def.onStoreError, ['admit', 'error'], 'admit'),
+    onStoreError: oneOf(def.onStoreError, 'onStoreError', ['admit', 'error'], DEFAULTS.onStoreError),
   };
 }
 
 function keySource(RED: NodeAPI, def: SensorDef): KeySource {
   const text = isBlank(def.keyProperty) ? DEFAULTS.keyProperty : String(def.keyProperty).trim();
-  if (oneOf(def.keyPropertyType, ['msg', 'jsonata'], 'msg') === 'jsonata') {
+  if (oneOf(def.keyPropertyType, 'keyPropertyType', ['msg', 'jsonata'], DEFAULTS.keyPropertyType) === 'jsonata') {
     try {
       return { type: 'jsonata', expression: RED.util.prepareJSONataExpression(text, {}), text };
     } catch (error) {
@@ -98,17 +98,16 @@ export function readingFields(def: SensorDef): ReadingFields {
   }
   const listed = def.measures === undefined ? DEFAULTS.measures : def.measures;
   if (!Array.isArray(listed) || listed.length === 0) throw new Error('measures must list at least one measured field');
-  const tsName = lastName(ts);
   const names = new Map<string, string>();
   const measures = (listed as MeasureDef[]).map((item, index): MeasureField => {
     if (item === null || typeof item !== 'object') throw new Error(`measures[${index}] must be an object with a path`);
     const path = fieldPath(item.path, '', `measures[${index}].path`);
-    if (path.text === device.text || path.text === seq.text) {
-      throw new Error(`the measured field ${JSON.stringify(path.text)} is already the device or seq field`);
+    if ([device, seq, ts].some((field) => samePath(field, path))) {
+      throw new Error(`the measured field ${JSON.stringify(path.text)} is already the device, seq or timestamp field`);
     }
     const name = isBlank(item.name) ? lastName(path) : String(item.name).trim();
-    // The timestamp is hashed under its own name; a measure of that name would collide with it.
-    if (name === tsName) throw new Error(`the measured field ${JSON.stringify(path.text)} has the timestamp's name ${JSON.stringify(name)}: name it otherwise`);
+    // The timestamp is hashed as `ts`; a measure of that name would collide with it.
+    if (name === TS_NAME) throw new Error(`the measured field ${JSON.stringify(path.text)} has the timestamp's name in the hashed JSON, ${JSON.stringify(TS_NAME)}: name it otherwise`);
     const clash = names.get(name);
     if (clash !== undefined) {
       throw new Error(`the measured fields ${JSON.stringify(clash)} and ${JSON.stringify(path.text)} have one name, ${JSON.stringify(name)}: name one of them otherwise`);
@@ -121,5 +120,10 @@ export function readingFields(def: SensorDef): ReadingFields {
     }
     return { name, path, ...(min !== undefined ? { min } : {}), ...(max !== undefined ? { max } : {}) };
   });
-  return { device, seq, ts, tsName, measures };
+  return { device, seq, ts, measures };
+}
+
+/** Two paths to one place, however written (`a.b` and `a["b"]`). */
+function samePath(a: PropertyPath, b: PropertyPath): boolean {
+  return a.parts.length === b.parts.length && a.parts.every((part, i) => part === b.parts[i]);
 }

@@ -1,4 +1,4 @@
-import { countsOf, prepareReadings, settleReadings, undecidedCounts, type Counts, type KeyResult, type Prepared, type Rejected, type Settled } from '../core/burst';
+import { auditReason, auditValue, countsOf, prepareReadings, settleReadings, undecidedCounts, type Counts, type KeyResult, type Prepared, type Rejected, type Settled } from '../core/burst';
 import { showValue } from '../core/fields';
 import { deviceOfKey } from '../core/idempotency-key';
 import type { SeenEntry } from '../core/seen-set';
@@ -271,7 +271,7 @@ export class SensorController {
         suppressed: settled.suppressed.map((s) => ({ index: s.keyed.index, key: s.keyed.key, reason: s.reason, reading: s.keyed.raw })),
         rejections: prepared.rejected.map((r) => this.rejectionInfo(r)),
       },
-      dedup: { decision: 'audit', ...reason, keys, ...counts, store },
+      dedup: { decision: 'audit', ...reason, reason: auditReason(prepared, settled), keys, ...counts, store },
     };
     let admitted: NodeMessage | NodeMessage[] | null = null;
     if (settled.admitted.length > 0 && this.config.outputMode === 'burst') {
@@ -311,7 +311,7 @@ export class SensorController {
   }
 
   private rejectionInfo(r: Rejected): Record<string, unknown> {
-    return { index: r.index, field: r.path?.text ?? null, value: r.value, problem: r.problem };
+    return { index: r.index, field: r.path?.text ?? null, value: auditValue(r), problem: r.problem };
   }
 }
 

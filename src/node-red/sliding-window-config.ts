@@ -1,7 +1,7 @@
 import type { MemoryWindowSettings } from '../stores/memory-window-store';
 import type { NodeAPI, NodeDef } from './api';
 import { isBlank, nonNegativeNumber, oneOf, optionalNonNegative, positiveInteger, positiveNumber } from './config-values';
-import { MAX_ENTRIES, SLIDING_WINDOW_DEFAULTS as DEFAULTS } from './editor-settings';
+import { MAX_ENTRIES, SLIDING_WINDOW_DEFAULTS as DEFAULTS } from '../core/defaults';
 import { compileMessagePath, type MessagePath } from './message-path';
 import type { OnStoreError } from './store-failure';
 import type { StoreKind } from './store-binding';
@@ -91,11 +91,11 @@ export function readSlidingWindowConfig(RED: NodeAPI, def: SlidingWindowDef): Sl
       accuracy: isBlank(def.accuracyProperty) ? undefined : path(def.accuracyProperty, ''),
       events,
     },
-    store: oneOf(def.store, ['memory', 'redis'], 'memory'),
+    store: oneOf(def.store, 'store', ['memory', 'redis'], DEFAULTS.store),
     redis: def.redis,
     persistSeconds: nonNegativeNumber(def.persistSeconds, 'persistSeconds', DEFAULTS.persistSeconds),
     sampleSize: Math.floor(nonNegativeNumber(def.sampleSize, 'sampleSize', DEFAULTS.sampleSize)),
-    onStoreError: oneOf(def.onStoreError, ['admit', 'error'], 'admit'),
+    onStoreError: oneOf(def.onStoreError, 'onStoreError', ['admit', 'error'], DEFAULTS.onStoreError),
     warnings,
   };
 }

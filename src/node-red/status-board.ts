@@ -10,6 +10,8 @@ import { errorMessage } from './errors';
 export class StatusBoard {
   private connection: ConnectionEvent | undefined;
   private failure: string | undefined;
+  /** Why the memory store's state is not being saved (e.g. ENOSPC), while it is not. */
+  private notSaving: string | undefined;
   private timer: NodeJS.Timeout | undefined;
   private lastDrawn = 0;
   private stopped = false;
@@ -38,6 +40,13 @@ export class StatusBoard {
       this.failure = undefined;
       this.draw();
     }
+  }
+
+  /** Saving the memory store's state started failing (its cause) or works again (undefined). */
+  savingChanged(cause: string | undefined): void {
+    if (cause === this.notSaving) return;
+    this.notSaving = cause;
+    this.draw();
   }
 
   /** A count changed: redraw now, or once the interval has passed. */
@@ -81,10 +90,17 @@ export class StatusBoard {
         return;
       case 'reconnecting':
         // The cause in the network's or Redis's words: ECONNREFUSED 127.0.0.1:6390, WRONGPASS, ENOTFOUND.
-        this.node.status({ fill: 'red', shape: 'ring', text: this.t('status.reconnecting', { counts, cause: this.connection?.error?.message ?? '?' }) });
+        // A connection closed without an error (a server shut down cleanly) has
+        // none until the first reconnect attempt fails: say so, not "?".
+        this.node.status({
+          fill: 'red',
+          shape: 'ring',
+          text: this.t('status.reconnecting', { counts, cause: this.connection?.error?.message ?? this.t('status.causeNotKnownYet') }),
+        });
         return;
       default:
-        this.node.status({ fill: 'green', shape: 'dot', text: counts });
+        if (this.notSaving !== undefined) this.node.status({ fill: 'yellow', shape: 'ring', text: this.t('status.notSaving', { cause: this.notSaving, counts }) });
+        else this.node.status({ fill: 'green', shape: 'dot', text: counts });
     }
   }
 }

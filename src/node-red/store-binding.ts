@@ -60,7 +60,7 @@ export function bindStore<S, M extends S & MemoryStoreShape<E>, E, R extends S &
   build: { memory: Omit<MemoryBuild<M, E>, 'persistSeconds'>; redis: (client: RedisClient, options: RedisStoreOptions) => R },
 ): BoundStore<S> {
   return config.store === 'memory'
-    ? bindMemoryStore(RED, node, { ...build.memory, persistSeconds: config.persistSeconds })
+    ? bindMemoryStore(RED, node, { ...build.memory, persistSeconds: config.persistSeconds }, life.board)
     : bindRedisStore(RED, node, config.redis, life.board, life.t, build.redis);
 }
 
@@ -72,6 +72,7 @@ export function bindMemoryStore<S extends MemoryStoreShape<E>, E>(
   RED: NodeAPI,
   node: { id: string; type: string; warn(text: string): void },
   build: MemoryBuild<S, E>,
+  board?: StatusBoard,
 ): BoundStore<S> {
   const held = holdMemoryStore(
     node.id,
@@ -81,6 +82,7 @@ export function bindMemoryStore<S extends MemoryStoreShape<E>, E>(
     build.make,
     build.reuse,
     (text) => node.warn(text),
+    board !== undefined ? (cause) => board.savingChanged(cause) : undefined,
   );
   const store = held.store;
   return {

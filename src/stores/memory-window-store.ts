@@ -12,6 +12,7 @@
  */
 import { baselineOf, decideWindow, type Ping, type WindowBaseline } from '../core/sliding-window';
 import { grown, RecencyIndex } from '../core/recency-index';
+import { RuleColumns } from '../core/rule-columns';
 import { withCounts, type Replies, type WindowOutcome, type WindowSettings, type WindowStore } from './types';
 
 export interface MemoryWindowSettings extends WindowSettings {
@@ -29,12 +30,8 @@ export interface WindowEntry extends WindowBaseline {
 export class MemoryWindowStore implements WindowStore {
   private readonly index: RecencyIndex;
   private settings: MemoryWindowSettings;
-  private t = new Float64Array(0);
-  private lat = new Float64Array(0);
-  private lon = new Float64Array(0);
-  private heading = new Float64Array(0);
-  private accuracy = new Float64Array(0);
-  private events = new Float64Array(0);
+  /** Each record's baseline, by slot. */
+  private readonly baselines = new RuleColumns();
   private expiresAt = new Float64Array(0);
   private accepted = new Float64Array(0);
   private suppressed = new Float64Array(0);
@@ -52,12 +49,7 @@ export class MemoryWindowStore implements WindowStore {
   ) {
     this.settings = { ...settings };
     this.index = new RecencyIndex(settings.maxAssets, (capacity) => {
-      this.t = grown(this.t, capacity);
-      this.lat = grown(this.lat, capacity);
-      this.lon = grown(this.lon, capacity);
-      this.heading = grown(this.heading, capacity);
-      this.accuracy = grown(this.accuracy, capacity);
-      this.events = grown(this.events, capacity);
+      this.baselines.resize(capacity);
       this.expiresAt = grown(this.expiresAt, capacity);
       this.accepted = grown(this.accepted, capacity);
       this.suppressed = grown(this.suppressed, capacity);
@@ -109,14 +101,7 @@ export class MemoryWindowStore implements WindowStore {
       this.write(this.index.insert(ping.assetId), ping, now, 1, 0);
       return withCounts(verdict, 1, 0);
     }
-    const baseline = this.baseline;
-    baseline.t = this.t[slot] as number;
-    baseline.lat = this.lat[slot] as number;
-    baseline.lon = this.lon[slot] as number;
-    baseline.heading = this.heading[slot] as number;
-    baseline.accuracy = this.accuracy[slot] as number;
-    baseline.events = this.events[slot] as number;
-    const verdict = decideWindow(baseline, ping, this.settings, now);
+    const verdict = decideWindow(this.baselines.read(slot, this.baseline), ping, this.settings, now);
     const accepted = this.accepted[slot] as number;
     const suppressed = this.suppressed[slot] as number;
     if (verdict.reason === 'replayed') return withCounts(verdict, accepted, suppressed);
@@ -171,12 +156,7 @@ export class MemoryWindowStore implements WindowStore {
   }
 
   private put(slot: number, stored: WindowBaseline, expiresAt: number, accepted: number, suppressed: number): void {
-    this.t[slot] = stored.t;
-    this.lat[slot] = stored.lat;
-    this.lon[slot] = stored.lon;
-    this.heading[slot] = stored.heading;
-    this.accuracy[slot] = stored.accuracy;
-    this.events[slot] = stored.events;
+    this.baselines.write(slot, stored);
     this.expiresAt[slot] = expiresAt;
     this.accepted[slot] = accepted;
     this.suppressed[slot] = suppressed;
@@ -184,12 +164,7 @@ export class MemoryWindowStore implements WindowStore {
 
   private entryAt(slot: number, into: WindowEntry): WindowEntry {
     into.assetId = this.index.keyAt(slot);
-    into.t = this.t[slot] as number;
-    into.lat = this.lat[slot] as number;
-    into.lon = this.lon[slot] as number;
-    into.heading = this.heading[slot] as number;
-    into.accuracy = this.accuracy[slot] as number;
-    into.events = this.events[slot] as number;
+    this.baselines.read(slot, into);
     into.expiresAt = this.expiresAt[slot] as number;
     into.accepted = this.accepted[slot] as number;
     into.suppressed = this.suppressed[slot] as number;

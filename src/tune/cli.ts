@@ -1,6 +1,6 @@
 import { writeFileSync } from 'fs';
 import { join } from 'path';
-import { SLIDING_WINDOW_DEFAULTS } from '../node-red/editor-settings';
+import { SLIDING_WINDOW_DEFAULTS } from '../core/defaults';
 import { loadCatalog, type Translate } from './catalog';
 import { DEFAULT_METRES, DEFAULT_SECONDS, MAX_VALUES, parseList, ruleOf } from './grid-spec';
 import { PingFileError, readPingFile } from './ping-file';

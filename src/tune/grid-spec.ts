@@ -1,4 +1,4 @@
-import { MAX_ENTRIES, SLIDING_WINDOW_DEFAULTS } from '../node-red/editor-settings';
+import { MAX_ENTRIES, SLIDING_WINDOW_DEFAULTS } from '../core/defaults';
 import type { GridRule, GridSpec } from './grid';
 
 /**

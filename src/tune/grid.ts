@@ -1,6 +1,6 @@
 import { WINDOW_REASON_BY_CODE, WINDOW_REASONS, type WindowReason } from '../core/window-reasons';
 import { MemoryWindowStore, type MemoryWindowSettings } from '../stores/memory-window-store';
-import { blankPing, pingAt, type PingColumns } from './ping-columns';
+import { blankPing, pingAt, type PingColumns } from '../core/ping-columns';
 
 /**
  * The what-if itself: the same pings through a sliding-window node's memory

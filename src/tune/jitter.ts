@@ -1,6 +1,6 @@
 import { distanceMetres } from '../core/geo';
 import { grown } from '../core/recency-index';
-import type { PingColumns } from './ping-columns';
+import type { PingColumns } from '../core/ping-columns';
 
 /**
  * How far a parked vehicle's fixes wander: the distances between

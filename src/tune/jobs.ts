@@ -1,7 +1,6 @@
-import { TextDecoder } from 'util';
 import type { MemoryWindowSettings } from '../stores/memory-window-store';
 import { decideAll, type GridCell } from './grid';
-import type { PingColumns } from './ping-columns';
+import type { PingColumns } from '../core/ping-columns';
 import { PingFileError, readPingText, type PingFileResult, type RuleFields } from './ping-file';
 import { whatIf, type WhatIfRequest, type WhatIfResult } from './what-if';
 
@@ -18,10 +17,10 @@ export interface CellsJob {
   settings: MemoryWindowSettings[];
 }
 
-/** A whole what-if over an upload (its bytes) or a node's sample (its columns). */
+/** A whole what-if over an upload (its bytes, read into at most `maxPings` pings) or a node's sample (its columns). */
 export interface WhatIfJob {
   kind: 'what-if';
-  input: { text: Uint8Array } | { columns: PingColumns };
+  input: { text: Uint8Array; maxPings: number } | { columns: PingColumns };
   fields: RuleFields;
   request: WhatIfRequest;
 }
@@ -47,7 +46,9 @@ export function runJob(job: Job, post: (reply: Reply) => void): void {
     let columns: PingColumns;
     let read: ReadSummary | undefined;
     if ('text' in job.input) {
-      ({ columns, ...read } = readPingText(new TextDecoder('utf-8').decode(job.input.text), job.fields));
+      ({ columns, ...read } = readPingText(job.input.text, job.fields, job.input.maxPings));
+      // The bytes are read: let them go before the grid runs (the job holds the only reference).
+      job.input.text = new Uint8Array(0);
     } else {
       columns = job.input.columns;
     }

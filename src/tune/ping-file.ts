@@ -1,7 +1,6 @@
 import { createReadStream } from 'fs';
-import { StringDecoder } from 'string_decoder';
 import { readPing, type RawPing } from '../core/ping';
-import { PingColumns, PingColumnsBuilder } from './ping-columns';
+import { PingColumns, PingColumnsBuilder } from '../core/ping-columns';
 
 /**
  * Recorded pings, read for the what-if (the dedup-tune command and the
@@ -16,6 +15,11 @@ import { PingColumns, PingColumnsBuilder } from './ping-columns';
  * thrown: a file of a million rows with three broken ones is still worth
  * reading. Only a file that cannot be read at all (a CSV header without the
  * needed columns) is an error, a PingFileError.
+ *
+ * Lines are cut from the bytes, never from the file decoded whole, and a line
+ * longer than MAX_LINE_BYTES is a bad row whose bytes are counted and
+ * skipped: a file of one 50 MB line (or binary junk without a newline) costs
+ * one line's worth of memory, not the 3 GB JSON.parse takes over it.
  */
 
 export type PingFileFormat = 'csv' | 'jsonl';
@@ -38,6 +42,10 @@ export interface PingFileResult {
 }
 
 export const MAX_REPORTED_BAD_ROWS = 10;
+/** The longest line read, in bytes without its newline: a ping is some 50, a JSON uplink some 2,000. */
+export const MAX_LINE_BYTES = 64 * 1024;
+/** How much of an over-long line is shown in its bad row, in characters. */
+const SHOWN = 60;
 const REQUIRED = ['assetId', 'ts', 'lat', 'lon'] as const;
 const OPTIONAL = ['heading', 'accuracy'] as const;
 type Column = (typeof REQUIRED)[number] | (typeof OPTIONAL)[number];
@@ -45,7 +53,7 @@ type Column = (typeof REQUIRED)[number] | (typeof OPTIONAL)[number];
 /** The file as a whole cannot be read; `code` names the reason for the catalog. */
 export class PingFileError extends Error {
   constructor(
-    readonly code: 'header' | 'empty' | 'unreadable',
+    readonly code: 'header' | 'empty' | 'unreadable' | 'tooManyPings',
     message: string,
     readonly details: Record<string, string> = {},
   ) {
@@ -70,7 +78,11 @@ export class PingLineReader {
   private badRows = 0;
   private readonly firstBad: BadRow[] = [];
 
-  constructor(private readonly fields: RuleFields = {}) {}
+  /** `maxPings`: more good rows than this is a PingFileError (the sidebar bounds its columns so). */
+  constructor(
+    private readonly fields: RuleFields = {},
+    private readonly maxPings: number = Infinity,
+  ) {}
 
   /** Pings read so far. */
   get pings(): number {
@@ -98,7 +110,27 @@ export class PingLineReader {
       this.bad(lineNumber, `${read.field === 'time' ? 'ts' : read.field} = ${read.value}: ${read.problem}`);
       return;
     }
+    if (this.builder.length >= this.maxPings) {
+      const max = this.maxPings.toLocaleString('en-US');
+      throw new PingFileError('tooManyPings', `the file holds more than ${max} pings (line ${lineNumber})`, { max, line: String(lineNumber) });
+    }
     this.builder.add(read.ping, NaN);
+  }
+
+  /** A line over MAX_LINE_BYTES: a bad row (or, as a CSV header, a file that cannot be read). `start`: its first characters. */
+  tooLong(lineNumber: number, bytes: number, start: string): void {
+    if (lineNumber === 1 && start.charCodeAt(0) === 0xfeff) start = start.slice(1);
+    if (this.format === undefined) {
+      this.format = start.trimStart().startsWith('{') ? 'jsonl' : 'csv';
+      if (this.format === 'csv') {
+        throw new PingFileError('header', `the CSV header is longer than ${MAX_LINE_BYTES} bytes (${bytes} bytes; it starts: ${start.slice(0, SHOWN)})`, {
+          missing: REQUIRED.join(', '),
+          header: start.slice(0, SHOWN),
+        });
+      }
+    }
+    this.rows++;
+    this.bad(lineNumber, `longer than ${MAX_LINE_BYTES} bytes (${bytes} bytes), not read; it starts: ${JSON.stringify(start.slice(0, SHOWN))}`);
   }
 
   result(): PingFileResult {
@@ -215,18 +247,83 @@ export function splitCsvLine(line: string): string[] | undefined {
   }
 }
 
-/** Splits text into lines (LF or CRLF) and hands each to `each` with its 1-based number; returns the next line number. */
-function eachLine(text: string, firstLine: number, each: (line: string, lineNumber: number) => void): number {
-  let lineNumber = firstLine;
-  let start = 0;
-  for (;;) {
-    const end = text.indexOf('\n', start);
-    if (end === -1) {
-      if (start < text.length) each(stripCr(text.slice(start)), lineNumber++);
-      return lineNumber;
+/**
+ * Cuts bytes into lines (LF or CRLF), as they come, and hands each to the
+ * reader with its 1-based number. A line is held only up to `maxBytes`:
+ * past that its bytes are counted and dropped until its newline. Cutting at
+ * the byte 0x0A never splits a UTF-8 character (no multi-byte sequence holds
+ * it), so each line is decoded on its own.
+ */
+export class LineSplitter {
+  private held: Buffer[] = [];
+  private heldBytes = 0;
+  /** Bytes of the current line when it is over the limit (its first bytes are in `start`), else -1. */
+  private overBytes = -1;
+  private start = '';
+  private lineNumber = 1;
+
+  constructor(
+    private readonly reader: Pick<PingLineReader, 'line' | 'tooLong'>,
+    private readonly maxBytes: number = MAX_LINE_BYTES,
+  ) {}
+
+  write(chunk: Uint8Array): void {
+    const bytes = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    let from = 0;
+    for (;;) {
+      const end = bytes.indexOf(0x0a, from);
+      if (end === -1) {
+        this.keep(bytes, from, bytes.length);
+        return;
+      }
+      if (this.heldBytes === 0 && this.overBytes === -1 && end - from <= this.maxBytes) {
+        // The usual case: the whole line inside this chunk.
+        this.reader.line(stripCr(bytes.toString('utf8', from, end)), this.lineNumber++);
+      } else {
+        this.keep(bytes, from, end);
+        this.finish();
+      }
+      from = end + 1;
     }
-    each(stripCr(text.slice(start, end)), lineNumber++);
-    start = end + 1;
+  }
+
+  /** The last line, when the bytes do not end with a newline. */
+  end(): void {
+    if (this.heldBytes > 0 || this.overBytes !== -1) this.finish();
+  }
+
+  private keep(bytes: Buffer, from: number, to: number): void {
+    if (from === to) return;
+    if (this.overBytes !== -1) {
+      this.overBytes += to - from;
+      return;
+    }
+    if (this.heldBytes + (to - from) <= this.maxBytes) {
+      // A copy: the chunk's memory may be reused by the stream it came from.
+      this.held.push(Buffer.from(bytes.subarray(from, to)));
+      this.heldBytes += to - from;
+      return;
+    }
+    const line = Buffer.concat([...this.held, bytes.subarray(from, Math.min(to, from + SHOWN * 4))]);
+    this.start = line.toString('utf8', 0, Math.min(line.length, SHOWN * 4));
+    this.overBytes = this.heldBytes + (to - from);
+    this.held = [];
+    this.heldBytes = 0;
+  }
+
+  private finish(): void {
+    const lineNumber = this.lineNumber++;
+    if (this.overBytes !== -1) {
+      const bytes = this.overBytes;
+      this.overBytes = -1;
+      this.reader.tooLong(lineNumber, bytes, this.start);
+      this.start = '';
+      return;
+    }
+    const line = this.held.length === 1 ? (this.held[0] as Buffer) : Buffer.concat(this.held);
+    this.held = [];
+    this.heldBytes = 0;
+    this.reader.line(stripCr(line.toString('utf8')), lineNumber);
   }
 }
 
@@ -234,10 +331,12 @@ function stripCr(line: string): string {
   return line.endsWith('\r') ? line.slice(0, -1) : line;
 }
 
-/** A whole file held in memory (an upload). */
-export function readPingText(text: string, fields: RuleFields = {}): PingFileResult {
-  const reader = new PingLineReader(fields);
-  eachLine(text, 1, (line, n) => reader.line(line, n));
+/** A whole file held in memory (an upload): its bytes, or (in tests) its text. `maxPings`: see PingLineReader. */
+export function readPingText(text: Uint8Array | string, fields: RuleFields = {}, maxPings: number = Infinity): PingFileResult {
+  const reader = new PingLineReader(fields, maxPings);
+  const lines = new LineSplitter(reader);
+  lines.write(typeof text === 'string' ? Buffer.from(text, 'utf8') : text);
+  lines.end();
   return reader.result();
 }
 
@@ -250,34 +349,22 @@ export interface ReadProgress {
 /** A file on disk, streamed: its size is bounded by the pings it holds, not by its text. */
 export function readPingFile(path: string, progress: ReadProgress = {}, fields: RuleFields = {}): Promise<PingFileResult> {
   const reader = new PingLineReader(fields);
+  const lines = new LineSplitter(reader);
   const every = progress.every ?? 1_000_000;
   let nextReport = every;
   return new Promise((resolve, reject) => {
-    const decoder = new StringDecoder('utf8');
-    let rest = '';
-    let lineNumber = 1;
     const stream = createReadStream(path, { highWaterMark: 1 << 20 });
     const fail = (error: unknown): void => {
       stream.destroy();
       reject(error);
     };
-    const feed = (text: string): void => {
-      const last = text.lastIndexOf('\n');
-      if (last === -1) {
-        rest = text;
-        return;
-      }
-      // Up to and with the last newline: a blank line just before it is a line too.
-      lineNumber = eachLine(text.slice(0, last + 1), lineNumber, (line, n) => reader.line(line, n));
-      rest = text.slice(last + 1);
-      if (progress.onPings !== undefined && reader.pings >= nextReport) {
-        progress.onPings(reader.pings);
-        while (nextReport <= reader.pings) nextReport += every;
-      }
-    };
     stream.on('data', (chunk: Buffer | string) => {
       try {
-        feed(rest + decoder.write(chunk as Buffer));
+        lines.write(chunk as Buffer);
+        if (progress.onPings !== undefined && reader.pings >= nextReport) {
+          progress.onPings(reader.pings);
+          while (nextReport <= reader.pings) nextReport += every;
+        }
       } catch (error) {
         fail(error);
       }
@@ -285,8 +372,7 @@ export function readPingFile(path: string, progress: ReadProgress = {}, fields: 
     stream.on('error', (error) => reject(new PingFileError('unreadable', error.message, { path })));
     stream.on('end', () => {
       try {
-        const tail = rest + decoder.end();
-        if (tail !== '') eachLine(tail, lineNumber, (line, n) => reader.line(line, n));
+        lines.end();
         resolve(reader.result());
       } catch (error) {
         reject(error);

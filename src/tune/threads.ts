@@ -1,11 +1,11 @@
 import { existsSync } from 'fs';
 import { availableParallelism } from 'os';
 import { join } from 'path';
-import { Worker } from 'worker_threads';
+import { Worker, type ResourceLimits } from 'worker_threads';
 import type { MemoryWindowSettings } from '../stores/memory-window-store';
 import { cellSettings, type GridCell, type GridRule, type GridSpec } from './grid';
 import { runJob, type Job, type Reply, type WhatIfJob } from './jobs';
-import { transferables, type PingColumns } from './ping-columns';
+import { transferables, type PingColumns } from '../core/ping-columns';
 
 /**
  * What-if work off the caller's thread. In Node-RED a grid over an
@@ -19,6 +19,15 @@ import { transferables, type PingColumns } from './ping-columns';
  * answers, only not in parallel.
  */
 const WORKER = join(__dirname, 'grid-worker.js');
+
+/**
+ * The heap of a what-if thread in Node-RED (its typed-array columns are
+ * bounded apart, by the pings an upload may hold). An upload that needs more,
+ * such as a million pings each from an asset of its own, ends that thread
+ * with a 'memory' error, never the runtime.
+ */
+export const WHAT_IF_HEAP_MB = 64;
+const WHAT_IF_LIMITS: ResourceLimits = { maxOldGenerationSizeMb: WHAT_IF_HEAP_MB, maxYoungGenerationSizeMb: 8 };
 
 export function threadsAvailable(): boolean {
   return existsSync(WORKER);
@@ -56,23 +65,28 @@ export async function runGridThreaded(
 /** One what-if job in a thread of its own; resolves with its reply (a result or an error). */
 export async function runWhatIfJob(job: WhatIfJob): Promise<Extract<Reply, { kind: 'what-if' | 'error' }>> {
   let answer: Extract<Reply, { kind: 'what-if' | 'error' }> | undefined;
-  if ('text' in job.input) job = { ...job, input: { text: ownBuffer(job.input.text) } };
+  if ('text' in job.input) job = { ...job, input: { ...job.input, text: ownBuffer(job.input.text) } };
   const transfer = 'text' in job.input ? [job.input.text.buffer as ArrayBuffer] : transferables(job.input.columns);
-  await run(job, (reply) => {
-    if (reply.kind === 'what-if' || reply.kind === 'error') answer = reply;
-  }, transfer);
+  try {
+    await run(job, (reply) => {
+      if (reply.kind === 'what-if' || reply.kind === 'error') answer = reply;
+    }, transfer, WHAT_IF_LIMITS);
+  } catch (error) {
+    if ((error as { code?: unknown }).code !== 'ERR_WORKER_OUT_OF_MEMORY') throw error;
+    return { kind: 'error', code: 'memory', message: `the what-if needs more than its ${WHAT_IF_HEAP_MB} MB of memory`, details: { limit: String(WHAT_IF_HEAP_MB) } };
+  }
   return answer ?? { kind: 'error', code: 'failed', message: 'the what-if thread gave no answer', details: {} };
 }
 
 /** Runs a job in a new thread (or here, without a compiled worker); resolves after its last reply. */
-function run(job: Job, onReply: (reply: Reply) => void, transfer: ArrayBuffer[] = []): Promise<void> {
+function run(job: Job, onReply: (reply: Reply) => void, transfer: ArrayBuffer[] = [], resourceLimits?: ResourceLimits): Promise<void> {
   const final = (reply: Reply): boolean => reply.kind !== 'cell';
   if (!threadsAvailable()) {
     runJob(job, onReply);
     return Promise.resolve();
   }
   return new Promise((resolve, reject) => {
-    const worker = new Worker(WORKER);
+    const worker = new Worker(WORKER, resourceLimits === undefined ? {} : { resourceLimits });
     let finished = false;
     worker.on('message', (reply: Reply) => {
       onReply(reply);

@@ -4,7 +4,7 @@
  * suppressed readings, and the audit counts, whose sum always adds up.
  */
 import assert from 'node:assert/strict';
-import { countsOf, prepareReadings, settleReadings, undecidedCounts, type Counts, type KeyResult, type Prepared } from '../../src/core/burst';
+import { auditReason, auditValue, countsOf, prepareReadings, settleReadings, undecidedCounts, type Counts, type KeyResult, type Prepared } from '../../src/core/burst';
 import { CLAIM, LEASE_EXPIRED } from '../../src/core/seen-codes';
 import { BoundedSeenSet } from '../../src/core/seen-set';
 
@@ -146,6 +146,41 @@ describe('core/burst', () => {
         assertAddsUp(counts);
         assert.equal(counts.received, size);
       }
+    });
+  });
+
+  describe('auditReason', () => {
+    const reasonOf = (readings: unknown[], codes: number[] | undefined, storeError?: string, pending = false): string => {
+      const prepared = prepareReadings(readings, true, keyOf);
+      return auditReason(prepared, settleReadings(prepared, codes, storeError, pending));
+    };
+
+    it('is new only when some reading was admitted', () => {
+      assert.equal(reasonOf([r('d:1'), r('d:2')], [CLAIM.admitted, CLAIM.duplicate]), 'new');
+      assert.equal(reasonOf([r('d:1')], undefined, 'ECONNREFUSED'), 'store-unavailable');
+    });
+
+    it('says why nothing was admitted', () => {
+      assert.equal(reasonOf([r('d:1'), r('d:2'), null], [CLAIM.inFlight, CLAIM.duplicate]), 'duplicate');
+      assert.equal(reasonOf([r('d:1'), r('d:1')], [CLAIM.inFlight]), 'in-flight');
+      assert.equal(reasonOf([null, 7], []), 'rejected');
+      assert.equal(reasonOf([], []), 'empty');
+    });
+  });
+
+  describe('auditValue', () => {
+    const shown = (given: unknown): unknown => auditValue({ given, value: 'rendered' });
+
+    it('keeps numbers, booleans, null and short strings as the reading held them', () => {
+      assert.equal(shown(150), 150);
+      assert.equal(shown(-0.5), -0.5);
+      assert.equal(shown(false), false);
+      assert.equal(shown(null), null);
+      assert.equal(shown('150'), '150');
+    });
+
+    it('shows anything else as its error message does', () => {
+      for (const given of [undefined, Number.NaN, Infinity, { level: 3 }, [1], 'x'.repeat(81)]) assert.equal(shown(given), 'rendered');
     });
   });
 });

@@ -13,7 +13,6 @@ const FLAT: ReadingFields = {
   device: parsePath('device_id'),
   seq: parsePath('seq'),
   ts: parsePath('ts'),
-  tsName: 'ts',
   measures: [{ name: 'fill_pct', path: parsePath('fill_pct'), min: 0, max: 100 }],
 };
 
@@ -22,7 +21,6 @@ const NESTED: ReadingFields = {
   device: parsePath('end_device_ids.device_id'),
   seq: parsePath('uplink_message.f_cnt'),
   ts: parsePath('received_at'),
-  tsName: 'ts',
   measures: [{ name: 'fill_pct', path: parsePath('uplink_message.decoded_payload["fill level"]') }],
 };
 
@@ -95,7 +93,7 @@ describe('core/keys', () => {
     });
 
     it('refuses a missing, empty or non-text value, saying why', () => {
-      assert.deepEqual(propertyKey(undefined), { ok: false, path: null, value: 'undefined', problem: 'is missing' });
+      assert.deepEqual(propertyKey(undefined), { ok: false, path: null, value: 'undefined', given: undefined, problem: 'is missing' });
       const empty = propertyKey('');
       assert.equal(empty.ok, false);
       assert.match(empty.ok ? '' : empty.problem, /must not be empty/);

@@ -9,7 +9,8 @@
  */
 import assert from 'node:assert/strict';
 import { until, type FlowNode, type Msg } from '../support/node-red-helper';
-import { examplesInThisBlock, type RunningExample } from './example-runtime';
+import { freePort } from '../support/redis-server';
+import { exampleFlow, examplesInThisBlock, type RunningExample } from './example-runtime';
 
 const TICKS = 12;
 const READINGS = 24;
@@ -92,6 +93,32 @@ describe('example: confirmed delivery', function () {
     assert.equal(report.readings, READINGS - report.failedRequests, 'each failed request lost its reading');
     const audits = ex.arrivals(ex.idOf('audit', 'debug')).map((m) => m.payload as Record<string, number>);
     assert.ok(audits.reduce((s, a) => s + a.in_flight, 0) > 0, 'the replays of the unreleased readings were in-flight');
+  });
+
+  it('delivers on whatever port its Node-RED listens: no URL, no PORT, no port number in the flow', async function () {
+    const flow = exampleFlow('confirmed-delivery');
+    const text = JSON.stringify(flow);
+    assert.doesNotMatch(text, /1880|\$env|PORT|127\.0\.0\.1|localhost/, 'nothing in the flow names a host or port');
+    assert.deepEqual(flow.filter((n) => n.type === 'http request'), [], 'no HTTP request to aim at a port');
+    // A runtime whose environment names a port nobody listens on, as when the
+    // flow is imported into a Node-RED on another port than PORT or 1880.
+    const dead = await freePort();
+    const before = process.env.PORT;
+    process.env.PORT = String(dead);
+    try {
+      const ex = await run('confirmed-delivery', {
+        manualInjects: true,
+        edit: (nodes: FlowNode[]) => Object.assign(nodes.find((n) => n.type === 'tab') ?? {}, { env: [{ name: 'PORT', value: String(dead), type: 'str' }] }),
+      });
+      for (let i = 0; i < TICKS; i++) await tick(ex, true);
+      const report = lastReport(ex);
+      assert.equal(report.readings, READINGS);
+      assert.equal(report.duplicates, 0);
+      assert.deepEqual(ex.arrivals(ex.idOf('request failed')).map((m) => m.error?.message), [], 'no delivery failed for want of a port');
+    } finally {
+      if (before === undefined) delete process.env.PORT;
+      else process.env.PORT = before;
+    }
   });
 
   it('deploys as it is: the timers drive it and the first requests reach the receiver', async function () {

@@ -3,10 +3,9 @@
  * (node-red-node-test-helper), as `npm start` deploys it: on a tab of its
  * own, with the pack's nodes and the core nodes it uses, and an HTTP server
  * on a free loopback port serving the runtime's http-in routes (the
- * helper's own server serves only the admin API). The tab's `PORT`
- * environment variable names that port, as the environment of a real
- * Node-RED names its own, so that a flow posting to its own http-in
- * endpoint reaches it. Not a spec file.
+ * helper's own server serves only the admin API). Nothing tells a flow that
+ * port, as nothing tells a flow the port of a real Node-RED: an example may
+ * not depend on knowing it. Not a spec file.
  *
  * What the flow shows is read where a user reads it: the messages that
  * reach its debug nodes (through Node-RED's onReceive hook, which leaves
@@ -15,7 +14,6 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'http';
-import type { AddressInfo } from 'net';
 import { join } from 'path';
 import { loadFlow } from '../confirm/confirm-harness';
 import { helper, node, packNodes, startServer, stopServer, type FlowNode, type Msg } from '../support/node-red-helper';
@@ -30,6 +28,7 @@ const CORE_FILES = [
   'common/24-complete.js',
   'common/25-catch.js',
   'common/25-status.js',
+  'common/60-link.js',
   'common/90-comment.js',
   'function/10-function.js',
   'function/10-switch.js',
@@ -41,6 +40,7 @@ const CORE_FILES = [
 /** The node types those files register, and the pack's: an example may use no other. */
 export const ALLOWED_TYPES = new Set([
   'tab', 'inject', 'debug', 'complete', 'catch', 'status', 'comment', 'function', 'switch', 'change', 'http in', 'http response', 'http request', 'junction',
+  'link in', 'link out', 'link call',
   'sliding-window-dedup', 'sensor-reconnect-dedup', 'dedup-confirm', 'dedup-redis',
 ]);
 
@@ -110,11 +110,10 @@ export async function runExample(name: ExampleName, options: { manualInjects?: b
     app(req, res);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as AddressInfo).port;
 
   const tab = `tab-${name}`;
   const flow: FlowNode[] = [
-    { id: tab, type: 'tab', label: name, env: [{ name: 'PORT', value: String(port), type: 'str' }] },
+    { id: tab, type: 'tab', label: name },
     ...exampleFlow(name).map((n) => ({ ...n, z: tab })),
   ];
   options.edit?.(flow);

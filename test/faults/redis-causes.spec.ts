@@ -34,6 +34,7 @@ describe('faults: a Redis connection that cannot work says why', function () {
     ['Sentinel mode with no sentinels', { mode: 'sentinel', sentinels: '' }, /dedup-redis 'broken': sentinel mode needs at least one sentinel address/],
     ['port "abc"', { port: 'abc' }, /dedup-redis 'broken': port must be 1 to 65535, not "abc"/],
     ['port 70000', { port: '70000' }, /dedup-redis 'broken': port must be 1 to 65535, not "70000"/],
+    ['mode "Cluster"', { mode: 'Cluster' }, /dedup-redis 'broken': mode must be "standalone" or "sentinel" or "cluster", not "Cluster"/],
   ];
 
   for (const [what, settings, reason] of BAD_CONFIGS) {

@@ -1,6 +1,6 @@
 /**
  * What one asset's window record and one seen reading cost in Redis, so that
- * operators can size the server (README, "Running at scale"): 20,000 of each
+ * operators can size the server (docs/redis.md, "Sizing Redis"): 20,000 of each
  * written through the stores, with every fleet rule on, into a fresh
  * redis-server, measured as the growth of used_memory, and each record's
  * TTL checked.

@@ -98,6 +98,8 @@ function storeSuite(store: StoreKind): void {
         const replay = await deliver(h, original.map((r) => ({ ...r })));
         assert.equal(replay.admitted.length, 0, 'nothing admitted: no message on output 1');
         const replayAudit = audit(replay, { received: 3, unique: 0, duplicates_suppressed: 3, rejected: 0 });
+        assert.equal(first.second[0]?.dedup?.reason, 'new', 'the first delivery admitted readings');
+        assert.equal(replay.second[0]?.dedup?.reason, 'duplicate', 'nothing was admitted: the audit says why, not "new"');
         assert.deepEqual(suppressedIndexes(replayAudit), [0, 1, 2]);
         assert.deepEqual(
           (replayAudit.suppressed as { key: string }[]).map((s) => s.key),
@@ -236,6 +238,11 @@ function storeSuite(store: StoreKind): void {
         (payload.rejections as { index: number }[]).map((r) => r.index),
         bad.map((_, i) => i + 1),
       );
+      // The offending values as the readings held them: numbers stay numbers.
+      assert.deepEqual(
+        (payload.rejections as { value: unknown }[]).map((r) => r.value),
+        ['undefined', '', 1.5, -1, 'first', 'yesterday', 100.5, -3, 'full', null, 'not a reading', null],
+      );
       bad.forEach(([reading, pattern], i) => {
         const caught = outcome.caught[i] as Msg;
         assert.match(caught.error?.message ?? '', pattern);
@@ -271,9 +278,14 @@ function storeSuite(store: StoreKind): void {
 
     it('sends a burst of only bad readings to Catch, one error each, and still audits it', async function () {
       const h = await load(store);
-      const outcome = await deliver(h, [bin(-1, 1), bin(2, 200)], { completes: 1, errors: 2 });
+      const outcome = await deliver(h, [bin(-1, 1), bin(2, 150)], { completes: 1, errors: 2 });
       assert.equal(outcome.admitted.length, 0);
-      audit(outcome, { received: 2, unique: 0, duplicates_suppressed: 0, rejected: 2 });
+      const payload = audit(outcome, { received: 2, unique: 0, duplicates_suppressed: 0, rejected: 2 });
+      assert.equal(outcome.second[0]?.dedup?.reason, 'rejected');
+      assert.deepEqual(payload.rejections, [
+        { index: 0, field: 'seq', value: -1, problem: 'must be a whole number, 0 or more' },
+        { index: 1, field: 'fill_pct', value: 150, problem: 'must be between 0 and 100' },
+      ]);
     });
 
     it('counts a hole in a sparse array as a rejected reading', async function () {
@@ -291,6 +303,7 @@ function storeSuite(store: StoreKind): void {
       const outcome = await deliver(h, []);
       assert.equal(outcome.admitted.length, 0);
       audit(outcome, { received: 0, unique: 0, duplicates_suppressed: 0, rejected: 0 });
+      assert.equal(outcome.second[0]?.dedup?.reason, 'empty');
     });
 
     it("sends one message per admitted reading in 'each' mode, and one audit", async function () {
@@ -347,10 +360,11 @@ function storeSuite(store: StoreKind): void {
       });
       const reading = { sensor: 'tank-3', n: 7, time: 1_784_192_400, level: 1250, temp_c: -4.5 };
       const outcome = await deliver(h, [reading, { ...reading, temp_c: -4 }]);
+      // The timestamp is hashed as `ts`, whatever its field is called (as the reference's idempotency_key names it).
       const expected = idempotencyKey({
         deviceId: 'tank-3',
         seq: 7,
-        timeField: 'time',
+        timeField: 'ts',
         epochMicros: 1_784_192_400_000_000,
         measures: { level: 1250, temp_c: -4.5 },
       });

@@ -239,6 +239,14 @@ function storeSuite(store: StoreKind): void {
       await until(() => h.caught.length === 1, 'the error at the Catch node');
       assert.match(h.caught[0]?.error?.message ?? '', /minSeconds must be a positive number/);
     });
+
+    it('refuses an option value it does not know instead of reading it as the default', async function () {
+      const h = await load(store, { onStoreError: 'Error' });
+      h.send(ping('x', BASE));
+      await until(() => h.caught.length === 1, 'the error at the Catch node');
+      assert.match(h.caught[0]?.error?.message ?? '', /onStoreError must be "admit" or "error", not "Error"/);
+      assert.equal(h.admitted.length + h.suppressed.length, 0);
+    });
   });
 }
 

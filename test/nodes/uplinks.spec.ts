@@ -7,6 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { idempotencyKey } from '../../src/core/idempotency-key';
+import { SENSOR_PRESETS } from '../../src/node-red/editor-settings';
 import { useRedis } from '../support/global-hooks';
 import { helper, loadDedup, sleep, startServer, stopServer, until, type StoreKind } from '../support/node-red-helper';
 import { deliver, type Outcome } from '../support/sensor-delivery';
@@ -72,6 +73,55 @@ const CHIRPSTACK = {
   version: 2,
 };
 
+/** A preset's fields as a node config, its measured field moved under the decoded payload as the dialog does. */
+function preset(name: string): Record<string, unknown> {
+  const p = SENSOR_PRESETS[name];
+  assert.ok(p, name);
+  return { deviceField: p.deviceField, seqField: p.seqField, tsField: p.tsField, measures: [{ path: `${p.under}fill_pct`, name: '', min: 0, max: 100 }], version: 2 };
+}
+
+/** A reading as a buffering sensor's codec decodes it: its own counter and clock, as the reference's SensorReading has them. */
+interface DeviceReading {
+  seq: number;
+  ts: string;
+  fill_pct: number;
+}
+
+function ttsCarrying(fCnt: number, received: string, reading: DeviceReading): Record<string, unknown> {
+  const uplink = ttsUplink(fCnt, reading.fill_pct, 'gw-east', received);
+  (uplink.uplink_message as Record<string, unknown>).decoded_payload = { ...reading, battery_v: 3.6 };
+  return uplink;
+}
+
+function chirpstackCarrying(fCnt: number, time: string, reading: DeviceReading): Record<string, unknown> {
+  return { ...chirpstackUp(fCnt, reading.fill_pct, '0016c001ff10a235', time), object: { ...reading } };
+}
+
+/** Three readings buffered while the sensor was offline. */
+const BUFFERED: DeviceReading[] = [
+  { seq: 17, ts: '2026-07-16T08:45:00Z', fill_pct: 58.5 },
+  { seq: 18, ts: '2026-07-16T09:00:00Z', fill_pct: 60 },
+  { seq: 19, ts: '2026-07-16T09:15:00Z', fill_pct: 61.25 },
+];
+
+/**
+ * The buffer sent once, one reading per frame, then again after a
+ * reconnect: the same readings in new frames, with new frame counters and
+ * receive times. Returns the decisions of the second sending.
+ */
+async function bufferedReplay(h: Awaited<ReturnType<typeof loadDedup>>, network: 'tts' | 'chirpstack'): Promise<string[]> {
+  const frame = (fCnt: number, minute: number, reading: DeviceReading): Record<string, unknown> => {
+    const received = `2026-07-16T09:${String(minute).padStart(2, '0')}:07.250000Z`;
+    return network === 'tts' ? ttsCarrying(fCnt, received, reading) : chirpstackCarrying(fCnt, received, reading);
+  };
+  const first: string[] = [];
+  for (const [i, reading] of BUFFERED.entries()) first.push(...decisions(await deliver(h, frame(300 + i, 20 + i, reading))));
+  assert.deepEqual(first, ['admitted:new', 'admitted:new', 'admitted:new']);
+  const again: string[] = [];
+  for (const [i, reading] of BUFFERED.entries()) again.push(...decisions(await deliver(h, frame(303 + i, 40 + i, reading))));
+  return again;
+}
+
 function decisions(d: Outcome): string[] {
   return [...d.admitted, ...d.second].map((m) => `${String(m.dedup?.decision)}:${String(m.dedup?.reason)}`);
 }
@@ -90,14 +140,50 @@ function storeSuite(store: StoreKind): void {
       const first = await deliver(h, ttsUplink(42, 62.5, 'gw-east'));
       assert.deepEqual(decisions(first), ['admitted:new']);
       const key = first.admitted[0]?.dedup?.key;
-      // The same key the flat reading of the same content gets: the name in the hashed JSON is the path's last name.
+      // The same key the flat reading of the same content gets: the timestamp is `ts` in the hashed JSON, whatever its path.
       assert.equal(
         key,
-        idempotencyKey({ deviceId: '70B3D57ED005A17A', seq: 42, timeField: 'received_at', epochMicros: Date.parse('2026-07-16T09:00:00.123Z') * 1000 + 456, measures: { fill_pct: 62.5 } }),
+        idempotencyKey({ deviceId: '70B3D57ED005A17A', seq: 42, timeField: 'ts', epochMicros: Date.parse('2026-07-16T09:00:00.123Z') * 1000 + 456, measures: { fill_pct: 62.5 } }),
       );
       const second = await deliver(h, ttsUplink(42, 62.5, 'gw-west'));
       assert.deepEqual(decisions(second), ['suppressed:duplicate']);
       assert.equal(second.second[0]?.dedup?.key, key);
+    });
+
+    it('keys a The Things Stack uplink and a ChirpStack event as the reference idempotency_key keys their SensorReading (ts named ts)', async function () {
+      // The expected keys were computed apart from this code, with the reference's
+      // idempotency_key in Python: sha256 of json.dumps({"ts": ts.isoformat(), "fill_pct": float(fill)},
+      // sort_keys=True, separators=(",", ":")), first 16 hex digits.
+      const cases: [string, Record<string, unknown>, string][] = [
+        // The frame-counter presets: seq = f_cnt / fCnt, ts = the network's receive time.
+        ['tts-frame', ttsCarrying(1287, '2026-07-16T09:00:03.412871Z', { seq: 0, ts: '2026-07-16T00:00:00Z', fill_pct: 61 }), '70B3D57ED005A17A:1287:bd1d4e0d09f58c56'],
+        ['chirpstack-frame', chirpstackCarrying(11, '2026-07-16T09:31:12.660412+00:00', { seq: 0, ts: '2026-07-16T00:00:00Z', fill_pct: 47 }), '0101010101010101:11:ccb840bb22dc9103'],
+        // The device-counter presets: seq and ts from the decoded payload.
+        ['tts-device', ttsCarrying(1290, '2026-07-16T09:20:07.250000Z', BUFFERED[0] as DeviceReading), '70B3D57ED005A17A:17:a0a3e465d24fdea9'],
+        ['chirpstack-device', chirpstackCarrying(512, '2026-07-16T09:20:07.250000Z', { seq: 204, ts: '2026-07-16T08:40:00+00:00', fill_pct: 44 }), '0101010101010101:204:745e0683ca9bc22f'],
+      ];
+      for (const [name, uplink, expected] of cases) {
+        const h = await loadDedup('sensor-reconnect-dedup', store, preset(name));
+        const out = await deliver(h, uplink);
+        assert.equal(out.admitted[0]?.dedup?.key, expected, name);
+        await helper.unload();
+      }
+    });
+
+    it('device-counter presets: a buffered replay after a reconnect (new frames, new counters) is suppressed', async function () {
+      for (const network of ['tts', 'chirpstack'] as const) {
+        const h = await loadDedup('sensor-reconnect-dedup', store, preset(`${network}-device`));
+        assert.deepEqual(await bufferedReplay(h, network), ['suppressed:duplicate', 'suppressed:duplicate', 'suppressed:duplicate'], network);
+        await helper.unload();
+      }
+    });
+
+    it('frame-counter presets, as documented: a buffered replay in new frames is not caught', async function () {
+      for (const network of ['tts', 'chirpstack'] as const) {
+        const h = await loadDedup('sensor-reconnect-dedup', store, preset(`${network}-frame`));
+        assert.deepEqual(await bufferedReplay(h, network), ['admitted:new', 'admitted:new', 'admitted:new'], network);
+        await helper.unload();
+      }
     });
 
     it('ChirpStack v4: the same up event twice is one reading', async function () {
@@ -177,6 +263,19 @@ function storeSuite(store: StoreKind): void {
       });
       const out = await deliver(h, { device_id: 'x', seq: 1, ts: RECEIVED }, { completes: 0, errors: 1 });
       assert.match(out.caught[0]?.error?.message ?? '', /Invalid configuration: the measured fields "a.fill_pct" and "b.fill_pct" have one name, "fill_pct"/);
+    });
+
+    it('refuses a measured field named ts, or the timestamp itself as a measured field: the timestamp is ts in the hashed JSON', async function () {
+      const cases: [Record<string, unknown>, RegExp][] = [
+        [{ tsField: 'time', measures: [{ path: 'meta.ts' }] }, /the measured field "meta.ts" has the timestamp's name in the hashed JSON, "ts"/],
+        [{ tsField: 'meta.time', measures: [{ path: 'meta["time"]' }] }, /the measured field "meta\[\\"time\\"\]" is already the device, seq or timestamp field/],
+      ];
+      for (const [config, pattern] of cases) {
+        const h = await loadDedup('sensor-reconnect-dedup', store, { version: 2, ...config });
+        const out = await deliver(h, { device_id: 'x', seq: 1, time: RECEIVED, meta: { ts: 1, time: RECEIVED } }, { completes: 0, errors: 1 });
+        assert.match(out.caught[0]?.error?.message ?? '', pattern);
+        await helper.unload();
+      }
     });
 
     it('key mode property: drops what it saw within the TTL, with the same audit and outputs', async function () {

@@ -33,12 +33,38 @@ describe('persist/frames', () => {
   });
 
   describe('header', () => {
-    it('round-trips the kind and the generation in 12 bytes starting "NRDD"', () => {
+    it('round-trips the kind and the generation in 16 bytes starting "NRDD"', () => {
       const header = encodeHeader(SEEN_STATE, 0xfffffffe);
       assert.equal(header.length, HEADER_BYTES);
       assert.equal(header.subarray(0, 4).toString('latin1'), 'NRDD');
       assert.equal(header[4], FORMAT_VERSION);
-      assert.deepEqual(decodeHeader(header, SEEN_STATE), { ok: true, generation: 0xfffffffe });
+      assert.deepEqual(decodeHeader(header, SEEN_STATE), { ok: true, generation: 0xfffffffe, bytes: HEADER_BYTES, deflated: true });
+    });
+
+    it('checks its own checksum: any flipped bit, the generation above all, is refused', () => {
+      const header = encodeHeader(WINDOW_STATE, 1);
+      for (let byte = 0; byte < HEADER_BYTES; byte++) {
+        for (let bit = 0; bit < 8; bit++) {
+          const damaged = Buffer.from(header);
+          damaged[byte] = (damaged[byte] as number) ^ (1 << bit);
+          const result = decodeHeader(damaged, WINDOW_STATE);
+          assert.equal(result.ok, false, `byte ${byte} bit ${bit}`);
+        }
+      }
+      const generation = Buffer.from(header);
+      generation[8] = 2;
+      assert.deepEqual(decodeHeader(generation, WINDOW_STATE), { ok: false, problem: 'has a header failing its checksum' });
+    });
+
+    it('reads the previous format (a 12-byte header without a checksum), its frames after byte 12', () => {
+      const legacy = Buffer.alloc(12);
+      legacy.writeUInt32LE(0x4444524e, 0);
+      legacy[4] = 1;
+      legacy[5] = WINDOW_STATE;
+      legacy.writeUInt32LE(7, 8);
+      assert.deepEqual(decodeHeader(legacy, WINDOW_STATE), { ok: true, generation: 7, bytes: 12, deflated: false });
+      const data = Buffer.concat([legacy, encodeFrame(Buffer.from('old')), END_FRAME]);
+      assert.deepEqual(readFrames(data, 12), { payloads: [Buffer.from('old')], ended: true });
     });
 
     it('refuses a short file, a foreign file, the other kind, a newer format and an unknown one, saying which', () => {
@@ -53,7 +79,7 @@ describe('persist/frames', () => {
         [Buffer.alloc(0), /0 bytes long, shorter than its header/],
         [header.subarray(0, 11), /11 bytes long/],
         [foreign, /not a saved dedup state/],
-        [newer, /format 2 by a newer release \(this one reads 1\)/],
+        [newer, /format 3 by a newer release \(this one reads 2\)/],
         [unknown, /unknown format 0/],
         [encodeHeader(SEEN_STATE, 1), /other kind of dedup node/],
       ];

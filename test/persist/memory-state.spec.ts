@@ -14,6 +14,7 @@ import type { NodeAPI } from '../../src/node-red/api';
 import {
   dropMemoryStore,
   fileNameOf,
+  legacyFileNameOf,
   forgetHeldStores,
   holdMemoryStore,
   persistenceOf,
@@ -239,6 +240,42 @@ describe('node-red/memory-state', function () {
     assert.ok(readdirSync(dir).includes('snapshot.bad'));
   });
 
+  it('loads a state the previous release saved under its old directory name, moving it to the new one', async () => {
+    const id = '3f2a9c1b.7e4d5a';
+    const legacyDir = join(root, legacyFileNameOf(id));
+    const old = hold(id, { dir: legacyDir, intervalMs: 10_000 });
+    old.store.decideNow(ping('a', 0));
+    await releaseMemoryStore(id, false);
+    forgetHeldStores();
+    const persistence: Persistence = { dir: join(root, fileNameOf(id)), legacyDir, intervalMs: 10_000 };
+    const loaded = hold(id, persistence);
+    assert.deepEqual(loaded.store.keys(), ['a']);
+    assert.deepEqual(readdirSync(root), [fileNameOf(id)], 'moved, not copied');
+    assert.deepEqual(warnings, []);
+    // Once moved, a directory under the old name (another id's, of old) is left alone.
+    mkdirSync(legacyDir);
+    forgetHeldStores();
+    assert.deepEqual(hold(id, persistence).store.keys(), ['a']);
+    assert.ok(existsSync(legacyDir));
+  });
+
+  it('tells the node when saving fails and when it works again, and a redeployed node at once', async () => {
+    const dir = join(root, 'n1');
+    writeFileSync(dir, 'a file where the directory should be');
+    const causes: (string | undefined)[] = [];
+    const first = holdMemoryStore('n1', TYPE, saving('n1'), windowCodec, () => new MemoryWindowStore(WINDOW, () => now), () => undefined, (text) => warnings.push(text), (cause) => causes.push(cause));
+    first.store.decideNow(ping('a', 0));
+    await first.journal?.save();
+    assert.deepEqual(causes, ['EEXIST']);
+    const later: (string | undefined)[] = [];
+    holdMemoryStore('n1', TYPE, saving('n1'), windowCodec, () => new MemoryWindowStore(WINDOW, () => now), () => undefined, (text) => warnings.push(text), (cause) => later.push(cause));
+    assert.deepEqual(later, ['EEXIST'], 'the new node object is told at once');
+    rmSync(dir);
+    await first.journal?.save();
+    assert.deepEqual(later, ['EEXIST', undefined]);
+    assert.match(warnings.join('\n'), /works again/);
+  });
+
   describe('persistenceOf and fileNameOf', () => {
     const red = (settings: Record<string, unknown>): NodeAPI => ({ settings }) as unknown as NodeAPI;
 
@@ -254,15 +291,35 @@ describe('node-red/memory-state', function () {
       assert.equal(persistenceOf(red({ userDir: '/u' }), 'n', 0).intervalMs, 0);
     });
 
-    it('uses a plain node id as it is and encodes any other, so that no id can leave the directory', () => {
+    it('uses a Node-RED id as it is and encodes any other, so that no id can leave the directory', () => {
       assert.equal(fileNameOf('a1b2c3d4e5f60718'), 'a1b2c3d4e5f60718');
-      assert.equal(fileNameOf('node_1-x'), 'node_1-x');
-      for (const id of ['../../etc', 'a/b', '.', '..', 'x y', 'ü', '']) {
+      assert.equal(fileNameOf('3f2a9c1b.7e4d5a'), '3f2a9c1b.7e4d5a', 'the older Node-RED ids too');
+      for (const id of ['../../etc', 'a/b', '.', '..', 'x y', 'ü', '', 'node_1-x', 'ABC', 'con', 'nul.txt', 'a.', '-a', 'a\\b', 'c:']) {
         const name = fileNameOf(id);
-        assert.match(name, /^x[0-9a-f]*$/, id);
+        assert.match(name, /^_[a-z0-9-]{0,32}_[0-9a-f]{32}$/, id);
       }
-      assert.notEqual(fileNameOf('a/b'), fileNameOf('a.b'));
-      assert.ok(fileNameOf('é'.repeat(300)).length <= 201);
+    });
+
+    it('gives two ids two names: ids the previous release mixed up, ids differing only in case, long ids', () => {
+      const ids = ['é', 'xc3a9', 'abc', 'ABC', 'Abc', 'a/b', 'a.b', 'a_b', 'a-b', `${'é'.repeat(60)}1`, `${'é'.repeat(60)}2`, 'x'.repeat(64), 'x'.repeat(65), 'x'.repeat(66)];
+      const names = ids.map(fileNameOf);
+      assert.equal(new Set(names).size, ids.length, names.join('\n'));
+      // Compared as a case-insensitive file system (FAT, exFAT, NTFS, APFS by default) compares them.
+      assert.equal(new Set(names.map((n) => n.toLowerCase())).size, ids.length);
+      for (const name of names) assert.ok(Buffer.byteLength(name) <= 66, name);
+      // What the previous release did with them.
+      assert.equal(legacyFileNameOf('é'), legacyFileNameOf('xc3a9'));
+      assert.equal(legacyFileNameOf(`${'é'.repeat(60)}1`), legacyFileNameOf(`${'é'.repeat(60)}2`));
+    });
+
+    it('names the previous release\'s directory when it differs, to move it', () => {
+      assert.deepEqual(persistenceOf(red({ userDir: '/u' }), 'Node_1', 5), {
+        dir: join('/u', 'dedup-state', fileNameOf('Node_1')),
+        legacyDir: join('/u', 'dedup-state', 'Node_1'),
+        intervalMs: 5000,
+      });
+      assert.equal(persistenceOf(red({ userDir: '/u' }), 'a1b2c3', 5).legacyDir, undefined);
+      assert.equal(persistenceOf(red({ userDir: '/u' }), '3f2a9c1b.7e4d5a', 5).legacyDir, join('/u', 'dedup-state', `x${Buffer.from('3f2a9c1b.7e4d5a').toString('hex')}`));
     });
   });
 });

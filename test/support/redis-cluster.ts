@@ -21,7 +21,7 @@ export interface RedisClusterHandle {
   stop(): Promise<void>;
 }
 
-function runRedisCli(args: readonly string[], timeoutMs: number): Promise<string> {
+export function runRedisCli(args: readonly string[], timeoutMs: number): Promise<string> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.env.REDIS_CLI_BIN ?? 'redis-cli', [...args], { stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';

@@ -8,10 +8,10 @@ import { CLAIM } from '../../src/core/seen-codes';
 import type { Ping } from '../../src/core/sliding-window';
 import { insightDetails, insightSummaries, keyGaps, trackNode, trackedNodes, windowSample, type InsightSubject } from '../../src/node-red/insight';
 import type { WindowOutcome } from '../../src/stores/types';
-import { AssetBoard } from '../../src/tune/asset-board';
-import { KeyArrivals, keyHash } from '../../src/tune/key-arrivals';
-import { PingRing } from '../../src/tune/ping-ring';
-import { ADMITTED, BUCKET_MS, BUCKETS, RateSeries, REJECTED, SUPPRESSED } from '../../src/tune/rate-series';
+import { AssetBoard } from '../../src/insight/asset-board';
+import { KeyArrivals, keyHash } from '../../src/insight/key-arrivals';
+import { PingRing } from '../../src/insight/ping-ring';
+import { ADMITTED, BUCKET_MS, BUCKETS, RateSeries, REJECTED, SUPPRESSED } from '../../src/insight/rate-series';
 
 const T0 = Date.parse('2026-07-16T09:00:00Z');
 
@@ -34,7 +34,7 @@ function windowSubject(id: string, sampleSize: number): InsightSubject {
   };
 }
 
-describe('tune/rate-series', function () {
+describe('insight/rate-series', function () {
   it('counts into ten-second buckets over ten minutes, forgetting older ones', function () {
     const rates = new RateSeries();
     const start = Math.floor(T0 / BUCKET_MS) * BUCKET_MS;
@@ -62,7 +62,7 @@ describe('tune/rate-series', function () {
   });
 });
 
-describe('tune/ping-ring', function () {
+describe('insight/ping-ring', function () {
   it('keeps the last `capacity` pings, oldest first, with their arrival times and no payload', function () {
     const ring = new PingRing(5);
     for (let i = 0; i < 12; i++) ring.push({ ...ping(`a${i % 3}`, i), heading: i, accuracy: i / 2, events: i * 10 }, T0 + i);
@@ -89,7 +89,7 @@ describe('tune/ping-ring', function () {
   });
 });
 
-describe('tune/asset-board', function () {
+describe('insight/asset-board', function () {
   it('lists the highest suppressed/accepted ratios, and the assets silent longest, bounded', function () {
     const board = new AssetBoard(4);
     board.seen('cached-fix', T0, 1, 40);
@@ -109,7 +109,7 @@ describe('tune/asset-board', function () {
   });
 });
 
-describe('tune/key-arrivals', function () {
+describe('insight/key-arrivals', function () {
   it('measures the gap between a key\'s admission and its replays', function () {
     const arrivals = new KeyArrivals(3_600_000, 100, 10, T0);
     arrivals.admitted('bin-1:1:aa', T0);

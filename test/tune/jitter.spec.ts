@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { distanceMetres } from '../../src/core/geo';
 import type { Ping } from '../../src/core/sliding-window';
 import { niceStep, parkedJitter } from '../../src/tune/jitter';
-import { PingColumnsBuilder, type PingColumns } from '../../src/tune/ping-columns';
+import { PingColumnsBuilder, type PingColumns } from '../../src/core/ping-columns';
 
 const T0 = Date.parse('2026-07-16T09:00:00Z');
 const METRE = 1 / 111_195;

@@ -8,7 +8,7 @@ import { tmpdir } from 'os';
 import { join } from 'path';
 import fc from 'fast-check';
 import { readPing } from '../../src/core/ping';
-import { MAX_REPORTED_BAD_ROWS, PingFileError, readPingFile, readPingText, splitCsvLine } from '../../src/tune/ping-file';
+import { LineSplitter, MAX_LINE_BYTES, MAX_REPORTED_BAD_ROWS, PingFileError, readPingFile, readPingText, splitCsvLine } from '../../src/tune/ping-file';
 
 const T0 = '2026-07-16T09:00:00Z';
 
@@ -159,5 +159,63 @@ describe('tune/ping-file', function () {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it('reads a line longer than MAX_LINE_BYTES as a bad row with its number, in memory and streamed across chunks, without holding it', async function () {
+    const long = `{"assetId":"${'x'.repeat(3 * MAX_LINE_BYTES)}","ts":"${T0}","lat":1,"lon":1}`;
+    const text = [`{"assetId":"a","ts":"${T0}","lat":1,"lon":1}`, long, `{"assetId":"b","ts":"${T0}","lat":1,"lon":1}`, long.slice(0, MAX_LINE_BYTES)].join('\n');
+    const inMemory = readPingText(text);
+    assert.equal(inMemory.rows, 4);
+    assert.equal(inMemory.columns.size, 2);
+    assert.equal(inMemory.badRows, 2);
+    assert.equal(inMemory.firstBad[0]?.line, 2);
+    assert.match(inMemory.firstBad[0]?.problem ?? '', new RegExp(`^longer than ${MAX_LINE_BYTES} bytes \\(${Buffer.byteLength(long)} bytes\\), not read; it starts: "\\{\\\\"assetId`));
+    // Exactly MAX_LINE_BYTES is read: a bad row for being cut JSON, not for its length.
+    assert.equal(inMemory.firstBad[1]?.line, 4);
+    assert.match(inMemory.firstBad[1]?.problem ?? '', /^not valid JSON/);
+    const dir = mkdtempSync(join(tmpdir(), 'dedup-tune-'));
+    try {
+      const path = join(dir, 'long.jsonl');
+      // Longer than the stream's 1 MiB chunks, so that the line spans several.
+      const longer = `{"assetId":"${'y'.repeat(3 << 20)}"}`;
+      writeFileSync(path, `${text}\n${longer}\n{"assetId":"c","ts":"${T0}","lat":1,"lon":1}`);
+      const streamed = await readPingFile(path);
+      assert.deepEqual({ rows: streamed.rows, pings: streamed.columns.size, bad: streamed.firstBad.map((b) => b.line) }, { rows: 6, pings: 3, bad: [2, 4, 5] });
+      assert.deepEqual(streamed.firstBad.slice(0, 2), inMemory.firstBad);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('cuts lines as String.split does, however the bytes are chunked, multi-byte characters across chunks included', function () {
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom('a', 'é', '€', '😀', '\n', '\r\n', ',', ' '), { maxLength: 60 }), fc.array(fc.integer({ min: 1, max: 7 }), { minLength: 1, maxLength: 10 }), (parts, cuts) => {
+        const text = parts.join('');
+        const bytes = Buffer.from(text, 'utf8');
+        const seen: [string, number][] = [];
+        const lines = new LineSplitter({ line: (line, n) => seen.push([line, n]), tooLong: () => assert.fail('no line is long here') });
+        let at = 0;
+        for (let k = 0; at < bytes.length; k++) {
+          const next = Math.min(bytes.length, at + (cuts[k % cuts.length] as number));
+          lines.write(bytes.subarray(at, next));
+          at = next;
+        }
+        lines.end();
+        const expected = text.split('\n').map((line, i): [string, number] => [line.endsWith('\r') ? line.slice(0, -1) : line, i + 1]);
+        if (text === '' || text.endsWith('\n')) expected.pop();
+        assert.deepEqual(seen, expected);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('refuses a file whose CSV header is over-long, and stops at the pings an upload may hold', function () {
+    assert.throws(() => readPingText(`assetId,${'x'.repeat(MAX_LINE_BYTES)}\nv,1,2,3\n`), (error: unknown) => error instanceof PingFileError && error.code === 'header');
+    const rows = ['assetId,ts,lat,lon', 'v,1,2,3', 'bad', 'v,2,2,3', 'v,3,2,3', 'v,4,2,3'].join('\n');
+    assert.equal(readPingText(rows, {}, 4).columns.size, 4);
+    assert.throws(
+      () => readPingText(rows, {}, 3),
+      (error: unknown) => error instanceof PingFileError && error.code === 'tooManyPings' && error.details.max === '3' && error.details.line === '6',
+    );
   });
 });

@@ -248,7 +248,7 @@ describe('tune/upload readUpload', function () {
   });
 
   it('refuses a declared length over the limit before reading, and a longer undeclared body as it passes the limit', async function () {
-    assert.deepEqual(await readUpload(body([Buffer.from('abcdef')], 6) as never, 5), { ok: false, tooLarge: true, bytes: 6 });
-    assert.deepEqual(await readUpload(body([Buffer.from('abc'), Buffer.from('def'), Buffer.from('ghi')]) as never, 5), { ok: false, tooLarge: true, bytes: 6 });
+    assert.deepEqual(await readUpload(body([Buffer.from('abcdef')], 6) as never, 5), { ok: false, reason: 'tooLarge', bytes: 6 });
+    assert.deepEqual(await readUpload(body([Buffer.from('abc'), Buffer.from('def'), Buffer.from('ghi')]) as never, 5), { ok: false, reason: 'tooLarge', bytes: 6 });
   });
 });

@@ -1,6 +1,7 @@
 import { grown } from '../core/recency-index';
+import { RuleColumns } from '../core/rule-columns';
 import type { Ping } from '../core/sliding-window';
-import { blankPing, PingColumnsBuilder, type PingColumns } from './ping-columns';
+import { blankPing, PingColumnsBuilder, type PingColumns } from '../core/ping-columns';
 
 /**
  * A sliding-window node's recent input for the what-if: the last
@@ -17,12 +18,7 @@ const FIRST_CAPACITY = 256;
 
 export class PingRing {
   private ids: string[] = [];
-  private t: Float64Array = new Float64Array(0);
-  private lat: Float64Array = new Float64Array(0);
-  private lon: Float64Array = new Float64Array(0);
-  private heading: Float64Array = new Float64Array(0);
-  private accuracy: Float64Array = new Float64Array(0);
-  private events: Float64Array = new Float64Array(0);
+  private readonly fields = new RuleColumns();
   private arrival: Float64Array = new Float64Array(0);
   /** Where the next ping goes. */
   private head = 0;
@@ -36,18 +32,14 @@ export class PingRing {
 
   push(ping: Ping, arrival: number): void {
     if (this.capacity === 0) return;
-    if (this.head === this.t.length) {
-      if (this.t.length < this.capacity) this.grow(Math.min(this.capacity, Math.max(FIRST_CAPACITY, this.t.length * 2)));
+    const held = this.fields.capacity;
+    if (this.head === held) {
+      if (held < this.capacity) this.grow(Math.min(this.capacity, Math.max(FIRST_CAPACITY, held * 2)));
       else this.head = 0;
     }
     const i = this.head++;
     this.ids[i] = ping.assetId;
-    this.t[i] = ping.t;
-    this.lat[i] = ping.lat;
-    this.lon[i] = ping.lon;
-    this.heading[i] = ping.heading ?? NaN;
-    this.accuracy[i] = ping.accuracy ?? 0;
-    this.events[i] = ping.events ?? 0;
+    this.fields.write(i, ping);
     this.arrival[i] = arrival;
     if (this.count < this.capacity) this.count++;
   }
@@ -60,12 +52,7 @@ export class PingRing {
     for (let k = 0; k < this.count; k++) {
       const i = (start + k) % this.count;
       ping.assetId = this.ids[i] as string;
-      ping.t = this.t[i] as number;
-      ping.lat = this.lat[i] as number;
-      ping.lon = this.lon[i] as number;
-      ping.heading = this.heading[i] as number;
-      ping.accuracy = this.accuracy[i] as number;
-      ping.events = this.events[i] as number;
+      this.fields.read(i, ping);
       builder.add(ping, this.arrival[i] as number);
     }
     return builder.build();
@@ -83,12 +70,7 @@ export class PingRing {
   }
 
   private grow(capacity: number): void {
-    this.t = grown(this.t, capacity);
-    this.lat = grown(this.lat, capacity);
-    this.lon = grown(this.lon, capacity);
-    this.heading = grown(this.heading, capacity);
-    this.accuracy = grown(this.accuracy, capacity);
-    this.events = grown(this.events, capacity);
+    this.fields.resize(capacity);
     this.arrival = grown(this.arrival, capacity);
   }
 }

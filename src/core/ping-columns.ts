@@ -1,5 +1,6 @@
-import { grown } from '../core/recency-index';
-import type { Ping } from '../core/sliding-window';
+import { grown } from './recency-index';
+import { RuleColumns } from './rule-columns';
+import type { Ping } from './sliding-window';
 
 /**
  * Pings in columns, the one shape the what-if works on: a recorded file read
@@ -12,19 +13,11 @@ import type { Ping } from '../core/sliding-window';
  * Only what the sliding-window rule reads is held: the asset, the times, the
  * position and the rule fields. Never a payload.
  */
-export interface PingColumns {
+export interface PingColumns extends Pick<RuleColumns, 't' | 'lat' | 'lon' | 'heading' | 'accuracy' | 'events'> {
   size: number;
   /** Each asset id once; `asset[i]` is the index of ping i's id here. */
   names: string[];
   asset: Int32Array;
-  /** Device time, epoch milliseconds. */
-  t: Float64Array;
-  lat: Float64Array;
-  lon: Float64Array;
-  /** NaN when the ping had none. */
-  heading: Float64Array;
-  accuracy: Float64Array;
-  events: Float64Array;
   /** The host's clock when the node decided the ping (epoch ms); NaN when unknown, as for a file. */
   arrival: Float64Array;
 }
@@ -37,12 +30,7 @@ export class PingColumnsBuilder {
   private readonly names: string[] = [];
   private size = 0;
   private asset = new Int32Array(FIRST_CAPACITY);
-  private t = new Float64Array(FIRST_CAPACITY);
-  private lat = new Float64Array(FIRST_CAPACITY);
-  private lon = new Float64Array(FIRST_CAPACITY);
-  private heading = new Float64Array(FIRST_CAPACITY);
-  private accuracy = new Float64Array(FIRST_CAPACITY);
-  private events = new Float64Array(FIRST_CAPACITY);
+  private readonly fields = new RuleColumns(FIRST_CAPACITY);
   private arrival = new Float64Array(FIRST_CAPACITY);
 
   get length(): number {
@@ -50,7 +38,7 @@ export class PingColumnsBuilder {
   }
 
   add(ping: Ping, arrival: number): void {
-    if (this.size === this.t.length) this.grow(this.size * 2);
+    if (this.size === this.asset.length) this.grow(this.size * 2);
     const i = this.size++;
     let index = this.nameIndex.get(ping.assetId);
     if (index === undefined) {
@@ -59,40 +47,31 @@ export class PingColumnsBuilder {
       this.names.push(ping.assetId);
     }
     this.asset[i] = index;
-    this.t[i] = ping.t;
-    this.lat[i] = ping.lat;
-    this.lon[i] = ping.lon;
-    this.heading[i] = ping.heading ?? NaN;
-    this.accuracy[i] = ping.accuracy ?? 0;
-    this.events[i] = ping.events ?? 0;
+    this.fields.write(i, ping);
     this.arrival[i] = arrival;
   }
 
   /** The columns, cut to their length (copies: the builder may go on growing). */
   build(): PingColumns {
     const n = this.size;
+    const fields = this.fields;
     return {
       size: n,
       names: this.names.slice(),
       asset: this.asset.slice(0, n),
-      t: this.t.slice(0, n),
-      lat: this.lat.slice(0, n),
-      lon: this.lon.slice(0, n),
-      heading: this.heading.slice(0, n),
-      accuracy: this.accuracy.slice(0, n),
-      events: this.events.slice(0, n),
+      t: fields.t.slice(0, n),
+      lat: fields.lat.slice(0, n),
+      lon: fields.lon.slice(0, n),
+      heading: fields.heading.slice(0, n),
+      accuracy: fields.accuracy.slice(0, n),
+      events: fields.events.slice(0, n),
       arrival: this.arrival.slice(0, n),
     };
   }
 
   private grow(capacity: number): void {
     this.asset = grown(this.asset, capacity);
-    this.t = grown(this.t, capacity);
-    this.lat = grown(this.lat, capacity);
-    this.lon = grown(this.lon, capacity);
-    this.heading = grown(this.heading, capacity);
-    this.accuracy = grown(this.accuracy, capacity);
-    this.events = grown(this.events, capacity);
+    this.fields.resize(capacity);
     this.arrival = grown(this.arrival, capacity);
   }
 }

@@ -1,0 +1,68 @@
+import { grown } from './recency-index';
+import type { Ping, WindowBaseline } from './sliding-window';
+
+/**
+ * The fields the sliding-window rule reads (time, position, heading,
+ * accuracy, event fingerprint), as typed-array columns indexed by slot.
+ * The memory store keeps its baselines in them, the sidebar's ring buffer
+ * its sample, and the what-if its recorded pings: one layout, written once.
+ *
+ * Columns rather than an object per entry because these hold up to millions
+ * of entries: as objects they would cost about 100 bytes of heap each and a
+ * long garbage collection; as columns 48 bytes, written in place.
+ */
+export class RuleColumns {
+  t: Float64Array;
+  lat: Float64Array;
+  lon: Float64Array;
+  /** NaN when the ping had none. */
+  heading: Float64Array;
+  /** 0 when the ping had none. */
+  accuracy: Float64Array;
+  /** 0 when no event property is watched. */
+  events: Float64Array;
+
+  constructor(capacity = 0) {
+    this.t = new Float64Array(capacity);
+    this.lat = new Float64Array(capacity);
+    this.lon = new Float64Array(capacity);
+    this.heading = new Float64Array(capacity);
+    this.accuracy = new Float64Array(capacity);
+    this.events = new Float64Array(capacity);
+  }
+
+  get capacity(): number {
+    return this.t.length;
+  }
+
+  /** Grows (or cuts) every column to `capacity`, keeping what fits. */
+  resize(capacity: number): void {
+    this.t = grown(this.t, capacity);
+    this.lat = grown(this.lat, capacity);
+    this.lon = grown(this.lon, capacity);
+    this.heading = grown(this.heading, capacity);
+    this.accuracy = grown(this.accuracy, capacity);
+    this.events = grown(this.events, capacity);
+  }
+
+  /** Writes a ping's rule fields (or a baseline) at slot i; a missing heading is NaN, a missing accuracy or fingerprint 0. */
+  write(i: number, fields: Ping | WindowBaseline): void {
+    this.t[i] = fields.t;
+    this.lat[i] = fields.lat;
+    this.lon[i] = fields.lon;
+    this.heading[i] = fields.heading ?? NaN;
+    this.accuracy[i] = fields.accuracy ?? 0;
+    this.events[i] = fields.events ?? 0;
+  }
+
+  /** Slot i's fields, written into `into` (no allocation); returns it. */
+  read<T extends Ping | WindowBaseline>(i: number, into: T): T {
+    into.t = this.t[i] as number;
+    into.lat = this.lat[i] as number;
+    into.lon = this.lon[i] as number;
+    into.heading = this.heading[i] as number;
+    into.accuracy = this.accuracy[i] as number;
+    into.events = this.events[i] as number;
+    return into;
+  }
+}
