@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import calculateSlot from 'cluster-key-slot';
 import type Redis from 'ioredis';
-import { epochKey, escapeTagContent, SEEN_SEGMENT, seenGroupEpochKey, seenKey, SLOT_COUNT, slotTag, WINDOW_SEGMENT, windowRecordKey } from '../../src/redis/key-names';
+import { bucketOf, bucketSlot, bucketTag, CLUSTER_BUCKETS, epochKey, escapeTagContent, idTag, SEEN_SEGMENT, seenGroupEpochKey, seenKey, SLOT_COUNT, slotTag, WINDOW_SEGMENT, windowRecordKey } from '../../src/redis/key-names';
 import { RedisSeenStore } from '../../src/stores/redis-seen-store';
 import { RedisWindowStore } from '../../src/stores/redis-window-store';
 import type { SeenSettings } from '../../src/stores/types';
@@ -66,6 +66,38 @@ describe('redis keys: names', () => {
     assert.equal(windowRecordKey('p:', 'a{b}%c'), 'p:sw:{a%7Bb%7D%25c}');
   });
 
+  it('on a Cluster put the bucket tag before the same names (the examples of docs/redis.md)', () => {
+    assert.equal(windowRecordKey('dedup:', 'veh-1', true), 'dedup:sw:{3zk}{veh-1}');
+    assert.equal(seenKey('dedup:', 'bin-A17', 'bin-A17:41:76c73ee2946cc70e', true), 'dedup:rc:{9q5}{bin-A17}:41:76c73ee2946cc70e');
+    assert.equal(seenGroupEpochKey('dedup:', 'bin-A17', true), 'dedup:rc:{9q5}{bin-A17}:reset');
+    assert.equal(epochKey('dedup:', SEEN_SEGMENT, bucketSlot(2)), 'dedup:rc:epoch{9q5}');
+    assert.equal(windowRecordKey('p:', 'a{b}%c', true), `p:sw:${bucketTag(bucketOf('a{b}%c'))}{a%7Bb%7D%25c}`);
+  });
+
+  it('bucket an id as docs/redis.md says a Python worker does: CRC16 of the escaped id, low 14 bits, modulo 24', () => {
+    assert.equal(CLUSTER_BUCKETS, 24);
+    // binascii.crc_hqx(b'veh-1', 0) & 0x3FFF = 5918 (5918 % 24 = 14); redisKeySlot is the tests' own CRC16.
+    assert.equal(bucketOf('veh-1'), 14);
+    assert.equal(bucketOf('bin-A17'), 2);
+    for (const id of [...IDS, 'ünïcødé', '🚚-7', 'x'.repeat(300)]) {
+      assert.equal(bucketOf(id), redisKeySlot(escapeTagContent(id)) % CLUSTER_BUCKETS, id);
+    }
+  });
+
+  it('spread the buckets evenly: each tag hashes to its bucket\'s slot, 24 distinct, 8 in each third of the slots', () => {
+    const slots = Array.from({ length: CLUSTER_BUCKETS }, (_, b) => calculateSlot(`x${bucketTag(b)}y`));
+    assert.deepEqual(slots, Array.from({ length: CLUSTER_BUCKETS }, (_, b) => bucketSlot(b)));
+    assert.equal(new Set(slots).size, CLUSTER_BUCKETS);
+    // redis-cli --cluster create's three ranges.
+    const thirds = [0, 0, 0];
+    for (const slot of slots) thirds[slot <= 5460 ? 0 : slot <= 10922 ? 1 : 2]++;
+    assert.deepEqual(thirds, [8, 8, 8]);
+    // And the ids: 24,000 devices land within a few percent of 1,000 per bucket.
+    const counts = new Array<number>(CLUSTER_BUCKETS).fill(0);
+    for (let i = 0; i < 24_000; i++) counts[bucketOf(`bin-${i}`)]++;
+    for (const n of counts) assert.ok(n > 880 && n < 1120, `a bucket of ${n} of 24,000 ids`);
+  });
+
   it('never give two things one key, however the ids are chosen', () => {
     const ids = [...IDS, 'epoch', 'reset', 'bin-A17:reset', 'bin-A17', '{bin-A17}', 'bin-A17}:reset', '%7B', '%257B'];
     const names = new Map<string, string>();
@@ -77,11 +109,13 @@ describe('redis keys: names', () => {
       add(epochKey('p:', segment, undefined), `${segment} epoch`);
       for (let slot = 0; slot < SLOT_COUNT; slot += 97) add(epochKey('p:', segment, slot), `${segment} epoch of slot ${slot}`);
     }
-    for (const id of ids) {
-      add(windowRecordKey('p:', id), `record of ${id}`);
-      add(seenGroupEpochKey('p:', id), `epoch of group ${id}`);
-      add(seenKey('p:', id, id), `key ${id} in mode property`);
-      add(seenKey('p:', id, `${id}:41:76c73ee2946cc70e`), `reading 41 of ${id}`);
+    for (const cluster of [false, true]) {
+      for (const id of ids) {
+        add(windowRecordKey('p:', id, cluster), `record of ${id}${cluster ? ' on a Cluster' : ''}`);
+        add(seenGroupEpochKey('p:', id, cluster), `epoch of group ${id}${cluster ? ' on a Cluster' : ''}`);
+        add(seenKey('p:', id, id, cluster), `key ${id} in mode property${cluster ? ' on a Cluster' : ''}`);
+        add(seenKey('p:', id, `${id}:41:76c73ee2946cc70e`, cluster), `reading 41 of ${id}${cluster ? ' on a Cluster' : ''}`);
+      }
     }
   });
 
@@ -139,10 +173,28 @@ describe('redis keys: hash tags and TTLs', () => {
   });
 
   it('tags every key with its escaped id, so one id maps to one slot', async () => {
+    await writeEverything(client(), TTL_SECONDS, false);
+    await checkTags(false);
+  });
+
+  it('on a Cluster tags every key with its bucket\'s tag and then its escaped id, so one id maps to one slot, its bucket\'s', async () => {
     await writeEverything(client(), TTL_SECONDS, true);
+    await checkTags(true);
+    for (const id of IDS) assert.equal(calculateSlot(windowRecordKey('keys:', id, true)), bucketSlot(bucketOf(id)), id);
+  });
+
+  it('on a Cluster keeps one epoch key per bucket with no TTL after a reset of everything: 24 per segment, each in its bucket\'s slot', async () => {
+    await writeEverything(client(), TTL_SECONDS, true, {}, true);
+    const lasting: string[] = [];
+    for (const key of await allKeys(client())) if ((await client().ttl(key)) === -1) lasting.push(key);
+    const expected = [WINDOW_SEGMENT, SEEN_SEGMENT].flatMap((segment) => Array.from({ length: CLUSTER_BUCKETS }, (_, b) => epochKey('keys:', segment, bucketSlot(b))));
+    assert.deepEqual(lasting, expected.sort());
+  });
+
+  async function checkTags(cluster: boolean): Promise<void> {
     const keys = await allKeys(client());
     for (const id of IDS) {
-      const tag = `{${escapeTagContent(id)}}`;
+      const tag = idTag(id, cluster);
       const mine = keys.filter((key) => key.startsWith(`keys:sw:${tag}`) || key.startsWith(`keys:rc:${tag}`));
       assert.equal(mine.length, 5, `${JSON.stringify(id)}: ${mine.join(', ')}`);
       const slots = new Set(mine.flatMap((key) => [redisKeySlot(key), calculateSlot(key)]));
@@ -151,7 +203,7 @@ describe('redis keys: hash tags and TTLs', () => {
     const window = keys.filter((key) => key.startsWith('keys:sw:'));
     assert.equal(window.length, IDS.length);
     for (const key of window) assert.equal(await client().type(key), 'string');
-  });
+  }
 });
 
 describe('redis keys: slots as a real Cluster node computes them', function () {
@@ -182,7 +234,14 @@ describe('redis keys: slots as a real Cluster node computes them', function () {
     };
     const keys: string[] = [];
     for (const id of [...IDS, '}', '{}', '%7B', 'ünïcødé']) {
-      keys.push(windowRecordKey('p:', id), seenKey('p:', id, `${id}:41:76c73ee2946cc70e`), seenKey('p:', id, id), seenGroupEpochKey('p:', id));
+      for (const cluster of [false, true]) {
+        keys.push(
+          windowRecordKey('p:', id, cluster),
+          seenKey('p:', id, `${id}:41:76c73ee2946cc70e`, cluster),
+          seenKey('p:', id, id, cluster),
+          seenGroupEpochKey('p:', id, cluster),
+        );
+      }
     }
     const slots = await keyslots(keys);
     keys.forEach((key, i) => {
