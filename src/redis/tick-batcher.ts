@@ -108,7 +108,7 @@ class Group<Item> {
 
 export class TickBatcher<Item, Result> {
   private readonly groups = new Map<number, Group<Item>>();
-  /** The groups with a call open this turn. */
+  /** The groups with a call open this turn, or a call to send at its end. */
   private openGroups: Group<Item>[] = [];
   private scheduled = false;
   private readonly maxInFlight: number;
@@ -151,10 +151,7 @@ export class TickBatcher<Item, Result> {
       }
       call = new Call<Item>(group);
       group.open = call;
-      if (!group.listed) {
-        group.listed = true;
-        this.openGroups.push(group);
-      }
+      this.list(group);
     }
     call.items.push(item);
     call.onResults.push(onResult as AnyResult);
@@ -170,10 +167,7 @@ export class TickBatcher<Item, Result> {
       this.pump(group);
       return;
     }
-    if (!this.scheduled) {
-      this.scheduled = true;
-      setImmediate(this.flushNow);
-    }
+    this.schedule();
   }
 
   /**
@@ -208,9 +202,10 @@ export class TickBatcher<Item, Result> {
     this.openGroups = [];
     for (const group of groups) {
       group.listed = false;
-      if (group.open === undefined) continue;
-      group.ready.push(group.open);
-      group.open = undefined;
+      if (group.open !== undefined) {
+        group.ready.push(group.open);
+        group.open = undefined;
+      }
       this.pump(group);
     }
   }
@@ -267,8 +262,28 @@ export class TickBatcher<Item, Result> {
     if (call === group.head) this.stopClock(group);
     if (results === undefined) answerAll(call, this.explain(error));
     else for (let i = 0; i < call.onResults.length; i++) answer(call.onResults[i] as AnyResult, results[i], call.contexts[i]);
-    this.pump(group);
+    if (group.readyHead < group.ready.length) {
+      // The group's next call goes out at the end of this turn, with those of
+      // the other groups answered in it (and this turn's new requests, which
+      // may still join it): on a Cluster the replies of several buckets are
+      // read in one turn, and their next calls then share a write per primary
+      // (redis/turn-writes) instead of a write each.
+      this.list(group);
+      this.schedule();
+    }
     this.startClock(group);
+  }
+
+  private list(group: Group<Item>): void {
+    if (group.listed) return;
+    group.listed = true;
+    this.openGroups.push(group);
+  }
+
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(this.flushNow);
   }
 
   /** Runs the clock of the group's oldest call out at Redis, unless it runs already. */

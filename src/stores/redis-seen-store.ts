@@ -3,6 +3,7 @@ import { nextToken } from '../redis/call-token';
 import { bucketSlot, CLUSTER_BUCKETS, epochKey, SEEN_SEGMENT, seenGroupEpochKey, seenGroupHead, seenKeyOf } from '../redis/key-names';
 import type { RedisClient } from '../redis/scripts';
 import { TickBatcher } from '../redis/tick-batcher';
+import { turnWritesFor, type TurnWrites } from '../redis/turn-writes';
 import { CountDown } from './count-down';
 import type { ClaimRequest, RedisStoreOptions, Replies, SeenClaim, SeenSettings, SeenStore, SettleRequest } from './types';
 
@@ -47,6 +48,7 @@ const MAX_KEYS_PER_PART = 100;
 export class RedisSeenStore implements SeenStore {
   private readonly batcher: TickBatcher<SeenPart, number[]>;
   private readonly settingsArg: Buffer;
+  private readonly turnWrites: TurnWrites | undefined;
   /** A burst is mostly one device's readings: its slot is worked out once, not once per reading. */
   private slotGroup: string | undefined;
   private groupSlot = 0;
@@ -57,6 +59,7 @@ export class RedisSeenStore implements SeenStore {
     private readonly options: RedisStoreOptions,
     private readonly now: () => number = Date.now,
   ) {
+    this.turnWrites = turnWritesFor(client);
     this.settingsArg = Buffer.alloc(27);
     this.settingsArg.writeUInt32LE(Math.max(1, Math.ceil(settings.ttlSeconds)), 8);
     this.settingsArg.writeDoubleLE(Math.max(1, Math.ceil(settings.leaseSeconds * 1000)), 12);
@@ -155,6 +158,7 @@ export class RedisSeenStore implements SeenStore {
   }
 
   private send(parts: SeenPart[]): Promise<number[][]> {
+    this.turnWrites?.hold();
     const prefix = this.options.keyPrefix;
     const cluster = this.options.cluster === true;
     const keys: string[] = [epochKey(prefix, SEEN_SEGMENT, this.options.cluster ? (parts[0] as SeenPart).slot : undefined)];

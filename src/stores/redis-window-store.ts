@@ -4,6 +4,7 @@ import { WINDOW_REASON_BY_CODE, WINDOW_REASONS } from '../core/window-reasons';
 import { nextToken } from '../redis/call-token';
 import { bucketSlot, CLUSTER_BUCKETS, epochKey, WINDOW_SEGMENT, windowRecordKey } from '../redis/key-names';
 import { TickBatcher } from '../redis/tick-batcher';
+import { turnWritesFor, type TurnWrites } from '../redis/turn-writes';
 import type { RedisClient } from '../redis/scripts';
 import { CountDown } from './count-down';
 import type { RedisStoreOptions, Replies, WindowOutcome, WindowSettings, WindowStore } from './types';
@@ -41,6 +42,7 @@ export class RedisWindowStore implements WindowStore {
   private readonly batcher: TickBatcher<WindowOp, WindowOutcome | undefined>;
   private readonly rule: Buffer;
   private readonly keys = new Map<string, string>();
+  private readonly turnWrites: TurnWrites | undefined;
 
   constructor(
     private readonly client: RedisClient,
@@ -48,6 +50,7 @@ export class RedisWindowStore implements WindowStore {
     private readonly options: RedisStoreOptions,
     private readonly now: () => number = Date.now,
   ) {
+    this.turnWrites = turnWritesFor(client);
     this.rule = Buffer.alloc(36);
     this.rule.writeDoubleLE(settings.minSeconds, 0);
     this.rule.writeDoubleLE(settings.minMetres, 8);
@@ -110,6 +113,7 @@ export class RedisWindowStore implements WindowStore {
   }
 
   private send(ops: WindowOp[]): Promise<(WindowOutcome | undefined)[]> {
+    this.turnWrites?.hold();
     const first = ops[0] as WindowOp;
     const keys = new Array<string>(ops.length + 1);
     keys[0] = epochKey(this.options.keyPrefix, WINDOW_SEGMENT, this.options.cluster ? this.slotOf(first) : undefined);
