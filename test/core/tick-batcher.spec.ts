@@ -192,7 +192,7 @@ describe('redis/tick-batcher TickBatcher', () => {
       // Sent 30 ms after the dead group's call: its own deadline is 30 ms after that one's.
       batcher.submit({ group: 2, value: 'slow' }, heard.onResult, heard.onError, 'slow');
       await until(() => heard.errors.length === 2);
-      assert.deepEqual(heard.results, []);
+      assert.equal(heard.results.length, 0, 'the other group is not failed with it');
       assert.deepEqual(heard.errors.map((e) => e.context), ['dead', 'dead-next']);
       for (const { error } of heard.errors) assert.ok(error instanceof TimeoutError);
       assert.equal(calls.length, 2, 'the waiting call of the dead group was never sent');
