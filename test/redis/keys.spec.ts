@@ -6,6 +6,9 @@
  * leak keys forever.
  */
 import assert from 'node:assert/strict';
+import { spawnSync } from 'child_process';
+import { readFileSync } from 'fs';
+import { join } from 'path';
 import calculateSlot from 'cluster-key-slot';
 import type Redis from 'ioredis';
 import { bucketOf, bucketSlot, bucketTag, CLUSTER_BUCKETS, epochKey, escapeTagContent, idTag, SEEN_SEGMENT, seenGroupEpochKey, seenKey, SLOT_COUNT, slotTag, WINDOW_SEGMENT, windowRecordKey } from '../../src/redis/key-names';
@@ -82,6 +85,22 @@ describe('redis keys: names', () => {
     for (const id of [...IDS, 'ünïcødé', '🚚-7', 'x'.repeat(300)]) {
       assert.equal(bucketOf(id), redisKeySlot(escapeTagContent(id)) % CLUSTER_BUCKETS, id);
     }
+  });
+
+  it('on a Cluster are what the Python of docs/redis.md computes for a worker sharing the seen-set', function () {
+    const python = spawnSync('python3', ['--version']);
+    if (python.error !== undefined || python.status !== 0) this.skip(); // no python3 on this machine
+    const doc = readFileSync(join(__dirname, '..', '..', 'docs', 'redis.md'), 'utf8');
+    const code = /```python\n([\s\S]*?)```/.exec(doc.slice(doc.indexOf('## Cluster: bucketed hash tags')))?.[1];
+    assert.ok(code !== undefined, 'docs/redis.md has the Python under "Cluster: bucketed hash tags"');
+    const ids = [...IDS, 'bin-A17', 'ünïcødé', '🚚-7', '%7B'];
+    const cases = ids.map((id) => [id, `${id}:41:76c73ee2946cc70e`]);
+    const run = spawnSync('python3', ['-c', `${code}\nimport json, sys\nfor d, k in json.load(sys.stdin): print(seen_key('dedup:', d, k))`], {
+      input: JSON.stringify(cases),
+      encoding: 'utf8',
+    });
+    assert.equal(run.status, 0, run.stderr);
+    assert.deepEqual(run.stdout.trimEnd().split('\n'), cases.map(([id, key]) => seenKey('dedup:', id as string, key as string, true)));
   });
 
   it('spread the buckets evenly: each tag hashes to its bucket\'s slot, 24 distinct, 8 in each third of the slots', () => {
