@@ -6,7 +6,7 @@
  * documented names a Python worker shares). On a Cluster every key starts
  * with one of CLUSTER_BUCKETS bucket tags, chosen by the id, and then the
  * same `{<escaped id>}` as on one server (Redis hashes only the first tag):
- * `dedup:sw:{3c}{veh-1}`. A script call can then carry every ping of a
+ * `dedup:sw:{7gz}{veh-1}`. A script call can then carry every ping of a
  * bucket, not only those of one of 16,384 slots, so a turn's pings take at
  * most CLUSTER_BUCKETS calls (docs/redis.md, "Cluster: bucketed hash tags").
  *
@@ -25,18 +25,20 @@ export const WINDOW_SEGMENT = 'sw:';
 export const SEEN_SEGMENT = 'rc:';
 
 /**
- * Buckets on a Cluster. 24 divides evenly over 2, 3, 4, 6, 8 and 12
- * primaries, each bucket is 1/24 of the load (the hottest a slot can get),
- * and a turn of a few dozen pings still shares calls (more buckets: more,
- * smaller calls; fewer: coarser resharding and hotter slots).
+ * Buckets on a Cluster. 12 divides evenly over 2, 3, 4, 6 and 12 primaries;
+ * each bucket is a 12th of the load (the most one slot carries). More
+ * buckets make more, smaller calls: with 24, a turn of 20 pings at 20,000
+ * msg/s made calls of 1.8 pings, and Node-RED spent 1.8x the CPU per
+ * decision that one server costs it; with 12, calls of 2.7 and 1.45x
+ * (bench/paced.ts; docs/redis.md, "Cluster: bucketed hash tags").
  */
-export const CLUSTER_BUCKETS = 24;
+export const CLUSTER_BUCKETS = 12;
 
 /**
  * The bucket of an asset or device id: CRC16 (XMODEM, what Redis hashes
  * keys with) of the escaped id's UTF-8 bytes, its low 14 bits (the slot the
  * id would have as a tag of its own), modulo CLUSTER_BUCKETS. In Python:
- * `(binascii.crc_hqx(escaped.encode(), 0) & 0x3FFF) % 24`.
+ * `(binascii.crc_hqx(escaped.encode(), 0) & 0x3FFF) % 12`.
  */
 export function bucketOfEscaped(escapedId: string): number {
   // The escaped id holds no braces, so the whole string is hashed.
@@ -45,8 +47,8 @@ export function bucketOfEscaped(escapedId: string): number {
 
 /**
  * The slot of a bucket's tag: the buckets' slots lie evenly over the 16,384
- * (bucket b at the middle of the b-th 24th), so a Cluster whose primaries
- * hold equal ranges of slots holds equal numbers of buckets.
+ * (bucket b at the middle of the b-th 12th), so 2, 3, 4, 6 or 12 primaries
+ * holding equal ranges of slots hold equal numbers of buckets.
  */
 export function bucketSlot(bucket: number): number {
   return Math.floor(((2 * bucket + 1) * SLOT_COUNT) / (2 * CLUSTER_BUCKETS));

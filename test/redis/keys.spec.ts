@@ -70,18 +70,19 @@ describe('redis keys: names', () => {
   });
 
   it('on a Cluster put the bucket tag before the same names (the examples of docs/redis.md)', () => {
-    assert.equal(windowRecordKey('dedup:', 'veh-1', true), 'dedup:sw:{3zk}{veh-1}');
-    assert.equal(seenKey('dedup:', 'bin-A17', 'bin-A17:41:76c73ee2946cc70e', true), 'dedup:rc:{9q5}{bin-A17}:41:76c73ee2946cc70e');
-    assert.equal(seenGroupEpochKey('dedup:', 'bin-A17', true), 'dedup:rc:{9q5}{bin-A17}:reset');
-    assert.equal(epochKey('dedup:', SEEN_SEGMENT, bucketSlot(2)), 'dedup:rc:epoch{9q5}');
+    assert.equal(windowRecordKey('dedup:', 'veh-1', true), 'dedup:sw:{7gz}{veh-1}');
+    assert.equal(seenKey('dedup:', 'bin-A17', 'bin-A17:41:76c73ee2946cc70e', true), 'dedup:rc:{7gz}{bin-A17}:41:76c73ee2946cc70e');
+    assert.equal(seenGroupEpochKey('dedup:', 'bin-A17', true), 'dedup:rc:{7gz}{bin-A17}:reset');
+    assert.equal(epochKey('dedup:', SEEN_SEGMENT, bucketSlot(2)), 'dedup:rc:epoch{7gz}');
     assert.equal(windowRecordKey('p:', 'a{b}%c', true), `p:sw:${bucketTag(bucketOf('a{b}%c'))}{a%7Bb%7D%25c}`);
   });
 
-  it('bucket an id as docs/redis.md says a Python worker does: CRC16 of the escaped id, low 14 bits, modulo 24', () => {
-    assert.equal(CLUSTER_BUCKETS, 24);
-    // binascii.crc_hqx(b'veh-1', 0) & 0x3FFF = 5918 (5918 % 24 = 14); redisKeySlot is the tests' own CRC16.
-    assert.equal(bucketOf('veh-1'), 14);
+  it('bucket an id as docs/redis.md says a Python worker does: CRC16 of the escaped id, low 14 bits, modulo 12', () => {
+    assert.equal(CLUSTER_BUCKETS, 12);
+    // binascii.crc_hqx(b'veh-1', 0) & 0x3FFF = 4502, 4502 % 12 = 2; bin-A17: 1586, 2; bin-A18: 14301, 9. redisKeySlot is the tests' own CRC16.
+    assert.equal(bucketOf('veh-1'), 2);
     assert.equal(bucketOf('bin-A17'), 2);
+    assert.equal(bucketOf('bin-A18'), 9);
     for (const id of [...IDS, 'ünïcødé', '🚚-7', 'x'.repeat(300)]) {
       assert.equal(bucketOf(id), redisKeySlot(escapeTagContent(id)) % CLUSTER_BUCKETS, id);
     }
@@ -103,18 +104,18 @@ describe('redis keys: names', () => {
     assert.deepEqual(run.stdout.trimEnd().split('\n'), cases.map(([id, key]) => seenKey('dedup:', id as string, key as string, true)));
   });
 
-  it('spread the buckets evenly: each tag hashes to its bucket\'s slot, 24 distinct, 8 in each third of the slots', () => {
+  it('spread the buckets evenly: each tag hashes to its bucket\'s slot, 12 distinct, 4 in each third of the slots', () => {
     const slots = Array.from({ length: CLUSTER_BUCKETS }, (_, b) => calculateSlot(`x${bucketTag(b)}y`));
     assert.deepEqual(slots, Array.from({ length: CLUSTER_BUCKETS }, (_, b) => bucketSlot(b)));
     assert.equal(new Set(slots).size, CLUSTER_BUCKETS);
     // redis-cli --cluster create's three ranges.
     const thirds = [0, 0, 0];
     for (const slot of slots) thirds[slot <= 5460 ? 0 : slot <= 10922 ? 1 : 2]++;
-    assert.deepEqual(thirds, [8, 8, 8]);
-    // And the ids: 24,000 devices land within a few percent of 1,000 per bucket.
+    assert.deepEqual(thirds, [4, 4, 4]);
+    // And the ids: 12,000 devices land within a few percent of 1,000 per bucket.
     const counts = new Array<number>(CLUSTER_BUCKETS).fill(0);
-    for (let i = 0; i < 24_000; i++) counts[bucketOf(`bin-${i}`)]++;
-    for (const n of counts) assert.ok(n > 880 && n < 1120, `a bucket of ${n} of 24,000 ids`);
+    for (let i = 0; i < 12_000; i++) counts[bucketOf(`bin-${i}`)]++;
+    for (const n of counts) assert.ok(n > 880 && n < 1120, `a bucket of ${n} of 12,000 ids`);
   });
 
   it('never give two things one key, however the ids are chosen', () => {
@@ -202,7 +203,7 @@ describe('redis keys: hash tags and TTLs', () => {
     for (const id of IDS) assert.equal(calculateSlot(windowRecordKey('keys:', id, true)), bucketSlot(bucketOf(id)), id);
   });
 
-  it('on a Cluster keeps one epoch key per bucket with no TTL after a reset of everything: 24 per segment, each in its bucket\'s slot', async () => {
+  it('on a Cluster keeps one epoch key per bucket with no TTL after a reset of everything: 12 per segment, each in its bucket\'s slot', async () => {
     await writeEverything(client(), TTL_SECONDS, true, {}, true);
     const lasting: string[] = [];
     for (const key of await allKeys(client())) if ((await client().ttl(key)) === -1) lasting.push(key);
