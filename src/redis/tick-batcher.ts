@@ -175,7 +175,10 @@ export class TickBatcher<Item, Result> {
    * node is closing); an answer that arrives later is ignored.
    */
   abandon(error: unknown): void {
-    for (const group of this.groups.values()) this.failGroup(group, error, true);
+    for (const group of this.groups.values()) {
+      this.failGroup(group, error, true);
+      group.listed = false;
+    }
     this.openGroups = [];
   }
 

@@ -479,6 +479,17 @@ describe('redis/tick-batcher TickBatcher', () => {
   });
 
   describe('abandon()', () => {
+    it('goes on taking requests after abandon(), each group sent as before', async () => {
+      const { batcher, calls } = fakeBatcher({ hold: true, maxInFlight: 1 });
+      const heard = listener();
+      batcher.submit({ group: 1, value: 'a' }, heard.onResult, heard.onError, 'a');
+      batcher.abandon(new Error('closing'));
+      batcher.submit({ group: 1, value: 'b' }, heard.onResult, heard.onError, 'b');
+      await until(() => calls.length === 1);
+      assert.deepEqual(values(calls), [['b']]);
+      assert.deepEqual(heard.errors.map((e) => e.context), ['a']);
+    });
+
     it('answers every request out, waiting or still open with the error, and ignores the answers that come later', async () => {
       const { batcher, calls, held } = fakeBatcher({ hold: true, maxBatch: 2, maxInFlight: 1 });
       const heard = listener();
