@@ -1,8 +1,14 @@
 /**
  * Redis key names. Every key that one script call touches carries the same
- * hash tag, so the call lands in one Cluster slot: `{<asset id>}` or
- * `{<device id>}`, and for the epoch keys of a slot a tag chosen to hash to
- * that slot.
+ * hash tag, so the call lands in one Cluster slot.
+ *
+ * On one server the tag is the id: `{<asset id>}` or `{<device id>}` (the
+ * documented names a Python worker shares). On a Cluster every key starts
+ * with one of CLUSTER_BUCKETS bucket tags, chosen by the id, and then the
+ * same `{<escaped id>}` as on one server (Redis hashes only the first tag):
+ * `dedup:sw:{7gz}{veh-1}`. A script call can then carry every ping of a
+ * bucket, not only those of one of 16,384 slots, so a turn's pings take at
+ * most CLUSTER_BUCKETS calls (docs/redis.md, "Cluster: bucketed hash tags").
  *
  * Ids are written with `%`, `{` and `}` percent-encoded: an id such as
  * `}x` would otherwise close the tag early (or leave it empty, which makes
@@ -18,8 +24,59 @@ export function escapeTagContent(id: string): string {
 export const WINDOW_SEGMENT = 'sw:';
 export const SEEN_SEGMENT = 'rc:';
 
-export function windowRecordKey(prefix: string, assetId: string): string {
-  return `${prefix}${WINDOW_SEGMENT}{${escapeTagContent(assetId)}}`;
+/**
+ * Buckets on a Cluster. 12 divides evenly over 2, 3, 4, 6 and 12 primaries;
+ * each bucket is a 12th of the load (the most one slot carries). More
+ * buckets make more, smaller calls: with 24, a turn of 20 pings at 20,000
+ * msg/s made calls of 1.8 pings, and Node-RED spent 1.8x the CPU per
+ * decision that one server costs it; with 12, calls of 2.7 and 1.45x
+ * (bench/paced.ts; docs/redis.md, "Cluster: bucketed hash tags").
+ */
+export const CLUSTER_BUCKETS = 12;
+
+/**
+ * The bucket of an asset or device id: CRC16 (XMODEM, what Redis hashes
+ * keys with) of the escaped id's UTF-8 bytes, its low 14 bits (the slot the
+ * id would have as a tag of its own), modulo CLUSTER_BUCKETS. In Python:
+ * `(binascii.crc_hqx(escaped.encode(), 0) & 0x3FFF) % 12`.
+ */
+export function bucketOfEscaped(escapedId: string): number {
+  // The escaped id holds no braces, so the whole string is hashed.
+  return calculateSlot(escapedId) % CLUSTER_BUCKETS;
+}
+
+/**
+ * The slot of a bucket's tag: the buckets' slots lie evenly over the 16,384
+ * (bucket b at the middle of the b-th 12th), so 2, 3, 4, 6 or 12 primaries
+ * holding equal ranges of slots hold equal numbers of buckets.
+ */
+export function bucketSlot(bucket: number): number {
+  return Math.floor(((2 * bucket + 1) * SLOT_COUNT) / (2 * CLUSTER_BUCKETS));
+}
+
+/** The hash tag of a bucket, `{<tag>}`: the shortest base-36 counting string that hashes to the bucket's slot. */
+export function bucketTag(bucket: number): string {
+  if (bucketTags === undefined) bucketTags = Array.from({ length: CLUSTER_BUCKETS }, (_, b) => `{${slotTag(bucketSlot(b))}}`);
+  return bucketTags[bucket] as string;
+}
+let bucketTags: string[] | undefined;
+
+/**
+ * What every key of an id starts with after its segment: `{veh-1}` on one
+ * server, `{<bucket tag>}{veh-1}` on a Cluster.
+ */
+export function idTag(id: string, cluster: boolean): string {
+  const escaped = escapeTagContent(id);
+  return cluster ? `${bucketTag(bucketOfEscaped(escaped))}{${escaped}}` : `{${escaped}}`;
+}
+
+/** The bucket of an id (on a Cluster: which call, and which reset epoch, its keys belong to). */
+export function bucketOf(id: string): number {
+  return bucketOfEscaped(escapeTagContent(id));
+}
+
+export function windowRecordKey(prefix: string, assetId: string, cluster = false): string {
+  return `${prefix}${WINDOW_SEGMENT}${idTag(assetId, cluster)}`;
 }
 
 /**
@@ -27,13 +84,13 @@ export function windowRecordKey(prefix: string, assetId: string): string {
  * that names its device (`bin-A17` of `bin-A17:41:76c7...`), or the whole
  * key: `<prefix>rc:{bin-A17}:41:76c73ee2946cc70e`.
  */
-export function seenKey(prefix: string, group: string, key: string): string {
-  return seenKeyOf(seenGroupHead(prefix, group), group, key);
+export function seenKey(prefix: string, group: string, key: string, cluster = false): string {
+  return seenKeyOf(seenGroupHead(prefix, group, cluster), group, key);
 }
 
 /** What every seen key of a group starts with, `<prefix>rc:{bin-A17}`: worked out once per burst, not once per reading. */
-export function seenGroupHead(prefix: string, group: string): string {
-  return `${prefix}${SEEN_SEGMENT}{${escapeTagContent(group)}}`;
+export function seenGroupHead(prefix: string, group: string, cluster = false): string {
+  return `${prefix}${SEEN_SEGMENT}${idTag(group, cluster)}`;
 }
 
 /** seenKey() from its group's head (seenGroupHead). */
@@ -42,13 +99,14 @@ export function seenKeyOf(head: string, group: string, key: string): string {
 }
 
 /** The epoch key of one group (device) of the seen-set, raised by a reset of that device. */
-export function seenGroupEpochKey(prefix: string, group: string): string {
-  return `${prefix}${SEEN_SEGMENT}{${escapeTagContent(group)}}:reset`;
+export function seenGroupEpochKey(prefix: string, group: string, cluster = false): string {
+  return `${prefix}${SEEN_SEGMENT}${idTag(group, cluster)}:reset`;
 }
 
 /**
  * The epoch key of a slot, raised by a reset of everything: on one server
- * one key per segment; on a Cluster one per slot, tagged to hash to it.
+ * one key per segment; on a Cluster one per bucket, given as the bucket's
+ * slot (bucketSlot), tagged with the bucket's tag.
  */
 export function epochKey(prefix: string, segment: string, slot: number | undefined): string {
   return slot === undefined ? `${prefix}${segment}epoch` : `${prefix}${segment}epoch{${slotTag(slot)}}`;

@@ -6,16 +6,22 @@ import { observeRedisCall } from '../metrics/redis-calls';
  * delivers a burst of messages in one turn, and the client time saved per
  * message is most of the cost of a Redis-backed decision.
  *
- * Order. Requests are grouped (by Cluster slot, or all together on one
+ * Order. Requests are grouped (by Cluster bucket, or all together on one
  * server) and kept in arrival order within a group; the calls of a group
  * are sent in order, and the scripts run in the order they arrive on the
  * connection. Resets travel through the same queue as decisions, which is
  * what puts a msg.reset exactly between the messages before and after it.
+ * On a Cluster a group has one call out at a time, so a call redirected
+ * (MOVED, ASK) during a resharding cannot be overtaken by the group's next.
  *
- * The give-up clock. At most maxInFlight calls are out at Redis at once;
- * the rest wait here, unsent, with no clock running. Of the calls out, only
- * the oldest one's clock runs, from when it was sent or from Redis' last
- * answer, whichever is later: the calls behind it wait in Redis' queue for
+ * Groups are independent: each has its own place in flight and its own
+ * clock, so a slow group (a Cluster primary failing over) does not hold up
+ * or fail the others.
+ *
+ * The give-up clock. At most maxInFlight calls of a group are out at Redis
+ * at once; the rest wait here, unsent, with no clock running. Of the
+ * group's calls out, only the oldest one's clock runs, from when it was
+ * sent or from Redis' last answer to the group, whichever is later: the calls behind it wait in Redis' queue for
  * it, not on Redis. So the clock measures Redis not answering, not the
  * length of a burst nor the calls ahead in Redis' own queue: a message
  * queued behind a healthy, busy Redis is decided however long the burst.
@@ -24,9 +30,8 @@ import { observeRedisCall } from '../metrics/redis-calls';
  * the reply alike; the reply may be waiting unread), and a timer that fired
  * long after its deadline starts the clock again (such a turn held up the
  * call's own writes too). Only then is the call failed with a TimeoutError,
- * together with every call still waiting here, which would only wait behind
- * a server that does not answer; the calls out after it fail as their own
- * clocks, from when they were sent, run out.
+ * together with every call of its group out after it or still waiting
+ * here, which would only wait behind a server that does not answer.
  *
  * Per request nothing is allocated but the slot in the arrays of its call:
  * items, callbacks and contexts wait in parallel arrays, and the callbacks
@@ -61,7 +66,11 @@ export interface BatcherOptions<Item, Result> {
   groupOf: (item: Item) => number;
   maxBatch: number;
   timeoutMs: number;
-  /** Calls out at Redis at once; more wait here, unsent, with no clock running. */
+  /**
+   * Calls of one group out at Redis at once; more wait here, unsent, with no
+   * clock running. On a Cluster 1: while a bucket's call is out, its next
+   * pings gather into one call, and a slow bucket holds up only its own.
+   */
   maxInFlight?: number;
   /** The connection's latest error, named in a TimeoutError ("connect ECONNREFUSED ..."). */
   cause?: () => string | undefined;
@@ -81,6 +90,7 @@ const CONNECTION_LEVEL = /MaxRetriesPerRequestError|max retries per request|Conn
 
 /** One call: its items and their callbacks, index for index. */
 class Call<Item> {
+  constructor(readonly group: Group<Item>) {}
   items: Item[] = [];
   readonly onResults: AnyResult[] = [];
   readonly onErrors: AnyError[] = [];
@@ -91,20 +101,29 @@ class Call<Item> {
   restarted = false;
 }
 
-export class TickBatcher<Item, Result> {
-  /** This turn's calls, one per group, still taking items. */
-  private open = new Map<number, Call<Item>>();
+/** One group's calls: this turn's, those waiting to be sent, those out at Redis, and its give-up clock. */
+class Group<Item> {
+  /** This turn's call, still taking items. */
+  open: Call<Item> | undefined;
+  /** Listed in the batcher's groups with an open call (to be flushed at the end of the turn). */
+  listed = false;
   /** Closed calls, oldest first, waiting for a place in flight. */
-  private ready: Call<Item>[] = [];
-  private readyHead = 0;
-  private inFlight = 0;
-  /** The calls out at Redis, so that abandon() can answer them. */
-  private readonly sent = new Set<Call<Item>>();
+  ready: Call<Item>[] = [];
+  readyHead = 0;
+  inFlight = 0;
+  /** The calls out at Redis, oldest first (a Set keeps insertion order). */
+  readonly sent = new Set<Call<Item>>();
   /** The oldest call out at Redis, the one whose clock runs, and its timer. */
-  private head: Call<Item> | undefined;
-  private headTimer: NodeJS.Timeout | undefined;
-  /** When Redis last answered a call. */
-  private lastAnswer = 0;
+  head: Call<Item> | undefined;
+  headTimer: NodeJS.Timeout | undefined;
+  /** When Redis last answered a call of this group. */
+  lastAnswer = 0;
+}
+
+export class TickBatcher<Item, Result> {
+  private readonly groups = new Map<number, Group<Item>>();
+  /** The groups with a call open this turn, or a call to send at its end. */
+  private openGroups: Group<Item>[] = [];
   private scheduled = false;
   private readonly maxInFlight: number;
   private readonly flushNow = (): void => this.flush();
@@ -117,7 +136,9 @@ export class TickBatcher<Item, Result> {
 
   /** Calls waiting or out at Redis; for tests and the close of a node. */
   get pending(): number {
-    return this.inFlight + this.ready.length - this.readyHead + this.open.size;
+    let pending = 0;
+    for (const group of this.groups.values()) pending += group.inFlight + group.ready.length - group.readyHead + (group.open === undefined ? 0 : 1);
+    return pending;
   }
 
   /**
@@ -125,11 +146,28 @@ export class TickBatcher<Item, Result> {
    * before submit() has returned, with the context given.
    */
   submit<C>(item: Item, onResult: OnResult<Result, C>, onError: OnError<C>, context: C): void {
-    const group = this.options.groupOf(item);
-    let call = this.open.get(group);
+    const id = this.options.groupOf(item);
+    let group = this.groups.get(id);
+    if (group === undefined) {
+      group = new Group<Item>();
+      this.groups.set(id, group);
+    }
+    let call = group.open;
     if (call === undefined) {
-      call = new Call<Item>();
-      this.open.set(group, call);
+      // The group's last call still waiting here, unsent, takes it (if not
+      // full): while a group's calls are out, the requests of later turns
+      // gather into one call rather than one call per turn.
+      const last = group.readyHead < group.ready.length ? group.ready[group.ready.length - 1] : undefined;
+      if (last !== undefined && last.items.length < this.options.maxBatch) {
+        last.items.push(item);
+        last.onResults.push(onResult as AnyResult);
+        last.onErrors.push(onError as AnyError);
+        last.contexts.push(context);
+        return;
+      }
+      call = new Call<Item>(group);
+      group.open = call;
+      this.list(group);
     }
     call.items.push(item);
     call.onResults.push(onResult as AnyResult);
@@ -140,15 +178,12 @@ export class TickBatcher<Item, Result> {
       // Redis (on another core) works on it while the rest of a burst is
       // still being read here. Later items of the group open a new call,
       // queued after this one, so the order within the group holds.
-      this.open.delete(group);
-      this.ready.push(call);
-      this.pump();
+      group.open = undefined;
+      group.ready.push(call);
+      this.pump(group);
       return;
     }
-    if (!this.scheduled) {
-      this.scheduled = true;
-      setImmediate(this.flushNow);
-    }
+    this.schedule();
   }
 
   /**
@@ -156,18 +191,23 @@ export class TickBatcher<Item, Result> {
    * node is closing); an answer that arrives later is ignored.
    */
   abandon(error: unknown): void {
-    this.failEverything(error, true);
+    for (const group of this.groups.values()) {
+      this.failGroup(group, error, true);
+      group.listed = false;
+    }
+    this.openGroups = [];
   }
 
-  /** Fails every call out at Redis, then every call waiting here (and this turn's, with `open`), oldest first. */
-  private failEverything(error: unknown, open: boolean): void {
-    const calls = [...this.sent, ...this.ready.slice(this.readyHead), ...(open ? this.open.values() : [])];
-    this.sent.clear();
-    this.stopClock();
-    this.ready = [];
-    this.readyHead = 0;
-    if (open) this.open = new Map();
-    this.inFlight = 0;
+  /** Fails every call of the group out at Redis, then every call waiting here (and this turn's, with `open`), oldest first. */
+  private failGroup(group: Group<Item>, error: unknown, open: boolean): void {
+    const calls = [...group.sent, ...group.ready.slice(group.readyHead)];
+    if (open && group.open !== undefined) calls.push(group.open);
+    group.sent.clear();
+    this.stopClock(group);
+    group.ready = [];
+    group.readyHead = 0;
+    if (open) group.open = undefined;
+    group.inFlight = 0;
     for (const call of calls) {
       if (call.settled) continue;
       call.settled = true;
@@ -177,28 +217,36 @@ export class TickBatcher<Item, Result> {
 
   private flush(): void {
     this.scheduled = false;
-    for (const call of this.open.values()) this.ready.push(call);
-    this.open = new Map();
-    this.pump();
+    const groups = this.openGroups;
+    this.openGroups = [];
+    for (const group of groups) {
+      group.listed = false;
+      if (group.open !== undefined) {
+        group.ready.push(group.open);
+        group.open = undefined;
+      }
+      this.pump(group);
+    }
   }
 
-  private pump(): void {
-    while (this.inFlight < this.maxInFlight && this.readyHead < this.ready.length) {
-      const call = this.ready[this.readyHead] as Call<Item>;
-      this.ready[this.readyHead++] = undefined as unknown as Call<Item>;
+  private pump(group: Group<Item>): void {
+    while (group.inFlight < this.maxInFlight && group.readyHead < group.ready.length) {
+      const call = group.ready[group.readyHead] as Call<Item>;
+      group.ready[group.readyHead++] = undefined as unknown as Call<Item>;
       this.dispatch(call);
     }
-    if (this.readyHead === this.ready.length) {
-      this.ready = [];
-      this.readyHead = 0;
+    if (group.readyHead === group.ready.length) {
+      group.ready = [];
+      group.readyHead = 0;
     }
   }
 
   private dispatch(call: Call<Item>): void {
-    this.inFlight++;
-    this.sent.add(call);
+    const group = call.group;
+    group.inFlight++;
+    group.sent.add(call);
     call.sentAt = Date.now();
-    this.startClock();
+    this.startClock(group);
     let sent: Promise<Result[]>;
     const started = performance.now();
     try {
@@ -212,7 +260,7 @@ export class TickBatcher<Item, Result> {
     call.items = [];
     sent.then(
       (results) => {
-        this.lastAnswer = Date.now();
+        group.lastAnswer = Date.now();
         if (results.length !== count) {
           this.finish(call, undefined, new Error(`expected ${count} results from Redis, got ${results.length}`));
         } else {
@@ -229,50 +277,73 @@ export class TickBatcher<Item, Result> {
   private finish(call: Call<Item>, results: Result[] | undefined, error: unknown): void {
     if (call.settled) return;
     call.settled = true;
-    this.inFlight--;
-    this.sent.delete(call);
-    if (call === this.head) this.stopClock();
+    const group = call.group;
+    group.inFlight--;
+    group.sent.delete(call);
+    if (call === group.head) this.stopClock(group);
     if (results === undefined) this.answerAll(call, this.explain(error));
     else for (let i = 0; i < call.onResults.length; i++) this.answer(call.onResults[i] as AnyResult, results[i], call.contexts[i]);
-    this.pump();
-    this.startClock();
+    if (group.readyHead < group.ready.length) {
+      // The group's next call goes out at the end of this turn, with those of
+      // the other groups answered in it (and this turn's new requests, which
+      // may still join it): on a Cluster the replies of several buckets are
+      // read in one turn, and their next calls then share a write per primary
+      // (redis/turn-writes) instead of a write each.
+      this.list(group);
+      this.schedule();
+    }
+    this.startClock(group);
   }
 
-  /** Runs the clock of the oldest call out at Redis, unless it runs already. */
-  private startClock(): void {
-    if (this.head !== undefined) return;
-    const head = this.sent.values().next().value as Call<Item> | undefined;
+  private list(group: Group<Item>): void {
+    if (group.listed) return;
+    group.listed = true;
+    this.openGroups.push(group);
+  }
+
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(this.flushNow);
+  }
+
+  /** Runs the clock of the group's oldest call out at Redis, unless it runs already. */
+  private startClock(group: Group<Item>): void {
+    if (group.head !== undefined) return;
+    const head = group.sent.values().next().value as Call<Item> | undefined;
     if (head === undefined) return;
     const timeoutMs = this.options.timeoutMs;
-    const deadline = Math.max(head.sentAt, this.lastAnswer) + timeoutMs;
-    this.head = head;
-    this.headTimer = setTimeout(() => {
+    const deadline = Math.max(head.sentAt, group.lastAnswer) + timeoutMs;
+    group.head = head;
+    group.headTimer = setTimeout(() => {
       if (!head.restarted && Date.now() - deadline > timeoutMs / 2) {
         // The timer fired long after its deadline: this process was busy, which
         // held up the call's writes and the reading of its reply alike.
         head.restarted = true;
         head.sentAt = Date.now();
-        this.stopClock();
-        this.startClock();
+        this.stopClock(group);
+        this.startClock(group);
         return;
       }
       // Look again once the event loop has read its sockets: a timer that
       // fired late after a long turn must not fail a reply waiting unread.
       setImmediate(() => {
-        if (head.settled || head !== this.head) return;
-        // Redis is not answering: every call out at it or waiting here fails
-        // now, oldest first, so the messages reach their Catch in the order
-        // they came.
-        // (This turn's new requests keep their own chance: they are not sent yet.)
-        this.failEverything(new TimeoutError(timeoutMs, this.options.cause?.()), false);
+        if (head.settled || head !== group.head) return;
+        // Redis is not answering this group's calls: every call of the group
+        // out at it or waiting here fails now, oldest first, so the messages
+        // reach their Catch in the order they came. Other groups (on a
+        // Cluster, other buckets, perhaps on other primaries) keep their own
+        // clocks. (This turn's new requests keep their own chance: they are
+        // not sent yet.)
+        this.failGroup(group, new TimeoutError(timeoutMs, this.options.cause?.()), false);
       });
     }, Math.max(0, deadline - Date.now()));
   }
 
-  private stopClock(): void {
-    if (this.headTimer !== undefined) clearTimeout(this.headTimer);
-    this.headTimer = undefined;
-    this.head = undefined;
+  private stopClock(group: Group<Item>): void {
+    if (group.headTimer !== undefined) clearTimeout(group.headTimer);
+    group.headTimer = undefined;
+    group.head = undefined;
   }
 
   /**

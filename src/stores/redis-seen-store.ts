@@ -1,8 +1,9 @@
 import calculateSlot from 'cluster-key-slot';
 import { nextToken } from '../redis/call-token';
-import { epochKey, SEEN_SEGMENT, seenGroupEpochKey, seenGroupHead, seenKeyOf, SLOT_COUNT } from '../redis/key-names';
+import { bucketSlot, CLUSTER_BUCKETS, epochKey, SEEN_SEGMENT, seenGroupEpochKey, seenGroupHead, seenKeyOf } from '../redis/key-names';
 import type { RedisClient } from '../redis/scripts';
 import { TickBatcher } from '../redis/tick-batcher';
+import { turnWritesFor, type TurnWrites } from '../redis/turn-writes';
 import { CountDown } from './count-down';
 import type { ClaimRequest, RedisStoreOptions, Replies, SeenClaim, SeenSettings, SeenStore, SettleRequest } from './types';
 
@@ -47,6 +48,7 @@ const MAX_KEYS_PER_PART = 100;
 export class RedisSeenStore implements SeenStore {
   private readonly batcher: TickBatcher<SeenPart, number[]>;
   private readonly settingsArg: Buffer;
+  private readonly turnWrites: TurnWrites | undefined;
   /** A burst is mostly one device's readings: its slot is worked out once, not once per reading. */
   private slotGroup: string | undefined;
   private groupSlot = 0;
@@ -57,6 +59,7 @@ export class RedisSeenStore implements SeenStore {
     private readonly options: RedisStoreOptions,
     private readonly now: () => number = Date.now,
   ) {
+    this.turnWrites = turnWritesFor(client);
     this.settingsArg = Buffer.alloc(27);
     this.settingsArg.writeUInt32LE(Math.max(1, Math.ceil(settings.ttlSeconds)), 8);
     this.settingsArg.writeDoubleLE(Math.max(1, Math.ceil(settings.leaseSeconds * 1000)), 12);
@@ -66,6 +69,8 @@ export class RedisSeenStore implements SeenStore {
       groupOf: (part) => part.slot,
       maxBatch: options.maxBatch ?? DEFAULT_MAX_BATCH,
       timeoutMs: options.timeoutMs,
+      // On a Cluster one call per bucket out at a time: what arrives meanwhile gathers into the bucket's next call.
+      ...(options.cluster ? { maxInFlight: 1 } : {}),
       ...(options.cause ? { cause: options.cause } : {}),
       ...(options.onCallbackError ? { onCallbackError: options.onCallbackError } : {}),
     });
@@ -92,8 +97,9 @@ export class RedisSeenStore implements SeenStore {
       one(RESET_ALL, 0, () => replies.value(undefined, context), (error) => replies.error(error, context));
       return;
     }
-    const countDown = new CountDown(SLOT_COUNT, replies, context, undefined);
-    for (let slot = 0; slot < SLOT_COUNT; slot++) one(RESET_ALL, slot, countDown.one, countDown.failed);
+    // One epoch per bucket (its slot names it), each raised in order with its own queue.
+    const countDown = new CountDown(CLUSTER_BUCKETS, replies, context, undefined);
+    for (let bucket = 0; bucket < CLUSTER_BUCKETS; bucket++) one(RESET_ALL, bucketSlot(bucket), countDown.one, countDown.failed);
   }
 
   /** Answers every request still waiting with the error (the node is closing). */
@@ -140,26 +146,28 @@ export class RedisSeenStore implements SeenStore {
   }
 
   /**
-   * The Cluster slot of every key of a group: its seen keys and its epoch
-   * key carry the same hash tag (see redis/key-names), so the epoch key,
-   * which needs no idempotency key, names the slot for all of them.
+   * The Cluster slot of every key of a group, its bucket's: its seen keys and
+   * its epoch key start with the same bucket tag (see redis/key-names), so
+   * the epoch key, which needs no idempotency key, names the slot for all.
    */
   private slotOf(group: string): number {
     if (group !== this.slotGroup) {
-      this.groupSlot = calculateSlot(seenGroupEpochKey(this.options.keyPrefix, group));
+      this.groupSlot = calculateSlot(seenGroupEpochKey(this.options.keyPrefix, group, true));
       this.slotGroup = group;
     }
     return this.groupSlot;
   }
 
   private send(parts: SeenPart[]): Promise<number[][]> {
+    this.turnWrites?.hold();
     const prefix = this.options.keyPrefix;
+    const cluster = this.options.cluster === true;
     const keys: string[] = [epochKey(prefix, SEEN_SEGMENT, this.options.cluster ? (parts[0] as SeenPart).slot : undefined)];
     const groupIndex = new Map<string, number>();
     const groupKey = (group: string): number => {
       let index = groupIndex.get(group);
       if (index === undefined) {
-        keys.push(seenGroupEpochKey(prefix, group));
+        keys.push(seenGroupEpochKey(prefix, group, cluster));
         index = keys.length;
         groupIndex.set(group, index);
       }
@@ -190,7 +198,7 @@ export class RedisSeenStore implements SeenStore {
       for (const claim of part.claims) {
         if (claim.group !== lastGroup) {
           lastGroup = claim.group;
-          head = seenGroupHead(prefix, lastGroup);
+          head = seenGroupHead(prefix, lastGroup, cluster);
         }
         keys.push(seenKeyOf(head, claim.group, claim.key));
         writeOp(part.op, keys.length, groupKey(claim.group), part.token);

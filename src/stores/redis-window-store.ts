@@ -2,8 +2,9 @@ import calculateSlot from 'cluster-key-slot';
 import { ACCURACY_STEPS, DEGREE_STEPS, HEADING_STEPS, NO_HEADING, type Ping } from '../core/sliding-window';
 import { WINDOW_REASON_BY_CODE, WINDOW_REASONS } from '../core/window-reasons';
 import { nextToken } from '../redis/call-token';
-import { epochKey, SLOT_COUNT, WINDOW_SEGMENT, windowRecordKey } from '../redis/key-names';
+import { bucketSlot, CLUSTER_BUCKETS, epochKey, WINDOW_SEGMENT, windowRecordKey } from '../redis/key-names';
 import { TickBatcher } from '../redis/tick-batcher';
+import { turnWritesFor, type TurnWrites } from '../redis/turn-writes';
 import type { RedisClient } from '../redis/scripts';
 import { CountDown } from './count-down';
 import type { RedisStoreOptions, Replies, WindowOutcome, WindowSettings, WindowStore } from './types';
@@ -18,7 +19,7 @@ class ResetOp {
   constructor(
     /** undefined: every asset. */
     readonly assetId: string | undefined,
-    /** The slot it is for; 0 on one server. */
+    /** For a reset of every asset on a Cluster: the slot of the bucket it is for; 0 otherwise. */
     readonly slot: number,
   ) {}
 }
@@ -41,6 +42,7 @@ export class RedisWindowStore implements WindowStore {
   private readonly batcher: TickBatcher<WindowOp, WindowOutcome | undefined>;
   private readonly rule: Buffer;
   private readonly keys = new Map<string, string>();
+  private readonly turnWrites: TurnWrites | undefined;
 
   constructor(
     private readonly client: RedisClient,
@@ -48,6 +50,7 @@ export class RedisWindowStore implements WindowStore {
     private readonly options: RedisStoreOptions,
     private readonly now: () => number = Date.now,
   ) {
+    this.turnWrites = turnWritesFor(client);
     this.rule = Buffer.alloc(36);
     this.rule.writeDoubleLE(settings.minSeconds, 0);
     this.rule.writeDoubleLE(settings.minMetres, 8);
@@ -60,6 +63,8 @@ export class RedisWindowStore implements WindowStore {
       groupOf: options.cluster ? (op) => this.slotOf(op) : () => 0,
       maxBatch: Math.min(options.maxBatch ?? DEFAULT_MAX_BATCH, MAX_BATCH_LIMIT),
       timeoutMs: options.timeoutMs,
+      // On a Cluster one call per bucket out at a time: what arrives meanwhile gathers into the bucket's next call.
+      ...(options.cluster ? { maxInFlight: 1 } : {}),
       ...(options.cause ? { cause: options.cause } : {}),
       ...(options.onCallbackError ? { onCallbackError: options.onCallbackError } : {}),
     });
@@ -74,10 +79,10 @@ export class RedisWindowStore implements WindowStore {
       this.batcher.submit(new ResetOp(assetId, 0), () => replies.value(undefined, context), (error) => replies.error(error, context), undefined);
       return;
     }
-    // Every slot has its own epoch; each is raised in order with its own queue.
-    const countDown = new CountDown(SLOT_COUNT, replies, context, undefined);
-    for (let slot = 0; slot < SLOT_COUNT; slot++) {
-      this.batcher.submit(new ResetOp(undefined, slot), countDown.one, countDown.failed, undefined);
+    // Every bucket has its own epoch; each is raised in order with its own queue.
+    const countDown = new CountDown(CLUSTER_BUCKETS, replies, context, undefined);
+    for (let bucket = 0; bucket < CLUSTER_BUCKETS; bucket++) {
+      this.batcher.submit(new ResetOp(undefined, bucketSlot(bucket)), countDown.one, countDown.failed, undefined);
     }
   }
 
@@ -96,18 +101,20 @@ export class RedisWindowStore implements WindowStore {
     let key = this.keys.get(assetId);
     if (key === undefined) {
       if (this.keys.size >= KEY_CACHE_SIZE) this.keys.clear();
-      key = windowRecordKey(this.options.keyPrefix, assetId);
+      key = windowRecordKey(this.options.keyPrefix, assetId, this.options.cluster === true);
       this.keys.set(assetId, key);
     }
     return key;
   }
 
+  /** On a Cluster: the slot of the op's bucket (every key of a bucket starts with the bucket's tag), which names its group and its epoch key. */
   private slotOf(op: WindowOp): number {
     if (op instanceof ResetOp && op.assetId === undefined) return op.slot;
     return calculateSlot(this.keyOf((op as { assetId: string }).assetId));
   }
 
   private send(ops: WindowOp[]): Promise<(WindowOutcome | undefined)[]> {
+    this.turnWrites?.hold();
     const first = ops[0] as WindowOp;
     const keys = new Array<string>(ops.length + 1);
     keys[0] = epochKey(this.options.keyPrefix, WINDOW_SEGMENT, this.options.cluster ? this.slotOf(first) : undefined);

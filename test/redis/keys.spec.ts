@@ -6,9 +6,12 @@
  * leak keys forever.
  */
 import assert from 'node:assert/strict';
+import { spawnSync } from 'child_process';
+import { readFileSync } from 'fs';
+import { join } from 'path';
 import calculateSlot from 'cluster-key-slot';
 import type Redis from 'ioredis';
-import { epochKey, escapeTagContent, SEEN_SEGMENT, seenGroupEpochKey, seenKey, SLOT_COUNT, slotTag, WINDOW_SEGMENT, windowRecordKey } from '../../src/redis/key-names';
+import { bucketOf, bucketSlot, bucketTag, CLUSTER_BUCKETS, epochKey, escapeTagContent, idTag, SEEN_SEGMENT, seenGroupEpochKey, seenKey, SLOT_COUNT, slotTag, WINDOW_SEGMENT, windowRecordKey } from '../../src/redis/key-names';
 import { RedisSeenStore } from '../../src/stores/redis-seen-store';
 import { RedisWindowStore } from '../../src/stores/redis-window-store';
 import type { SeenSettings } from '../../src/stores/types';
@@ -66,6 +69,61 @@ describe('redis keys: names', () => {
     assert.equal(windowRecordKey('p:', 'a{b}%c'), 'p:sw:{a%7Bb%7D%25c}');
   });
 
+  it('on a Cluster put the bucket tag before the same names (the examples of docs/redis.md)', () => {
+    assert.equal(windowRecordKey('dedup:', 'veh-1', true), 'dedup:sw:{7gz}{veh-1}');
+    assert.equal(seenKey('dedup:', 'bin-A17', 'bin-A17:41:76c73ee2946cc70e', true), 'dedup:rc:{7gz}{bin-A17}:41:76c73ee2946cc70e');
+    assert.equal(seenGroupEpochKey('dedup:', 'bin-A17', true), 'dedup:rc:{7gz}{bin-A17}:reset');
+    assert.equal(epochKey('dedup:', SEEN_SEGMENT, bucketSlot(2)), 'dedup:rc:epoch{7gz}');
+    assert.equal(windowRecordKey('p:', 'a{b}%c', true), `p:sw:${bucketTag(bucketOf('a{b}%c'))}{a%7Bb%7D%25c}`);
+  });
+
+  it('bucket an id as docs/redis.md says a Python worker does: CRC16 of the escaped id, low 14 bits, modulo 12', () => {
+    assert.equal(CLUSTER_BUCKETS, 12);
+    // binascii.crc_hqx(b'veh-1', 0) & 0x3FFF = 4502, 4502 % 12 = 2; bin-A17: 1586, 2; bin-A18: 14301, 9. redisKeySlot is the tests' own CRC16.
+    assert.equal(bucketOf('veh-1'), 2);
+    assert.equal(bucketOf('bin-A17'), 2);
+    assert.equal(bucketOf('bin-A18'), 9);
+    for (const id of [...IDS, 'ünïcødé', '🚚-7', 'x'.repeat(300)]) {
+      assert.equal(bucketOf(id), redisKeySlot(escapeTagContent(id)) % CLUSTER_BUCKETS, id);
+    }
+  });
+
+  it('on a Cluster are what the Python of docs/redis.md computes for a worker sharing the seen-set', function () {
+    const python = spawnSync('python3', ['--version']);
+    if (python.error !== undefined || python.status !== 0) this.skip(); // no python3 on this machine
+    const doc = readFileSync(join(__dirname, '..', '..', 'docs', 'redis.md'), 'utf8');
+    const code = /```python\n([\s\S]*?)```/.exec(doc.slice(doc.indexOf('## Cluster: bucketed hash tags')))?.[1];
+    assert.ok(code !== undefined, 'docs/redis.md has the Python under "Cluster: bucketed hash tags"');
+    const ids = [...IDS, 'bin-A17', 'ünïcødé', '🚚-7', '%7B'];
+    const cases = ids.map((id) => [id, `${id}:41:76c73ee2946cc70e`]);
+    const run = spawnSync('python3', ['-c', `${code}\nimport json, sys\nfor d, k in json.load(sys.stdin): print(seen_key('dedup:', d, k))`], {
+      input: JSON.stringify(cases),
+      encoding: 'utf8',
+    });
+    assert.equal(run.status, 0, run.stderr);
+    assert.deepEqual(run.stdout.trimEnd().split('\n'), cases.map(([id, key]) => seenKey('dedup:', id as string, key as string, true)));
+  });
+
+  it('spread the buckets evenly: each tag hashes to its bucket\'s slot, 12 distinct, 4 in each third of the slots', () => {
+    const slots = Array.from({ length: CLUSTER_BUCKETS }, (_, b) => calculateSlot(`x${bucketTag(b)}y`));
+    assert.deepEqual(slots, Array.from({ length: CLUSTER_BUCKETS }, (_, b) => bucketSlot(b)));
+    assert.equal(new Set(slots).size, CLUSTER_BUCKETS);
+    // redis-cli --cluster create's three ranges.
+    const thirds = [0, 0, 0];
+    for (const slot of slots) {
+      const third = slot <= 5460 ? 0 : slot <= 10922 ? 1 : 2;
+      thirds[third] = (thirds[third] ?? 0) + 1;
+    }
+    assert.deepEqual(thirds, [4, 4, 4]);
+    // And the ids: 12,000 devices land within a few percent of 1,000 per bucket.
+    const counts = new Array<number>(CLUSTER_BUCKETS).fill(0);
+    for (let i = 0; i < 12_000; i++) {
+      const bucket = bucketOf(`bin-${i}`);
+      counts[bucket] = (counts[bucket] ?? 0) + 1;
+    }
+    for (const n of counts) assert.ok(n > 880 && n < 1120, `a bucket of ${n} of 12,000 ids`);
+  });
+
   it('never give two things one key, however the ids are chosen', () => {
     const ids = [...IDS, 'epoch', 'reset', 'bin-A17:reset', 'bin-A17', '{bin-A17}', 'bin-A17}:reset', '%7B', '%257B'];
     const names = new Map<string, string>();
@@ -77,11 +135,13 @@ describe('redis keys: names', () => {
       add(epochKey('p:', segment, undefined), `${segment} epoch`);
       for (let slot = 0; slot < SLOT_COUNT; slot += 97) add(epochKey('p:', segment, slot), `${segment} epoch of slot ${slot}`);
     }
-    for (const id of ids) {
-      add(windowRecordKey('p:', id), `record of ${id}`);
-      add(seenGroupEpochKey('p:', id), `epoch of group ${id}`);
-      add(seenKey('p:', id, id), `key ${id} in mode property`);
-      add(seenKey('p:', id, `${id}:41:76c73ee2946cc70e`), `reading 41 of ${id}`);
+    for (const cluster of [false, true]) {
+      for (const id of ids) {
+        add(windowRecordKey('p:', id, cluster), `record of ${id}${cluster ? ' on a Cluster' : ''}`);
+        add(seenGroupEpochKey('p:', id, cluster), `epoch of group ${id}${cluster ? ' on a Cluster' : ''}`);
+        add(seenKey('p:', id, id, cluster), `key ${id} in mode property${cluster ? ' on a Cluster' : ''}`);
+        add(seenKey('p:', id, `${id}:41:76c73ee2946cc70e`, cluster), `reading 41 of ${id}${cluster ? ' on a Cluster' : ''}`);
+      }
     }
   });
 
@@ -139,10 +199,28 @@ describe('redis keys: hash tags and TTLs', () => {
   });
 
   it('tags every key with its escaped id, so one id maps to one slot', async () => {
+    await writeEverything(client(), TTL_SECONDS, false);
+    await checkTags(false);
+  });
+
+  it('on a Cluster tags every key with its bucket\'s tag and then its escaped id, so one id maps to one slot, its bucket\'s', async () => {
     await writeEverything(client(), TTL_SECONDS, true);
+    await checkTags(true);
+    for (const id of IDS) assert.equal(calculateSlot(windowRecordKey('keys:', id, true)), bucketSlot(bucketOf(id)), id);
+  });
+
+  it('on a Cluster keeps one epoch key per bucket with no TTL after a reset of everything: 12 per segment, each in its bucket\'s slot', async () => {
+    await writeEverything(client(), TTL_SECONDS, true, {}, true);
+    const lasting: string[] = [];
+    for (const key of await allKeys(client())) if ((await client().ttl(key)) === -1) lasting.push(key);
+    const expected = [WINDOW_SEGMENT, SEEN_SEGMENT].flatMap((segment) => Array.from({ length: CLUSTER_BUCKETS }, (_, b) => epochKey('keys:', segment, bucketSlot(b))));
+    assert.deepEqual(lasting, expected.sort());
+  });
+
+  async function checkTags(cluster: boolean): Promise<void> {
     const keys = await allKeys(client());
     for (const id of IDS) {
-      const tag = `{${escapeTagContent(id)}}`;
+      const tag = idTag(id, cluster);
       const mine = keys.filter((key) => key.startsWith(`keys:sw:${tag}`) || key.startsWith(`keys:rc:${tag}`));
       assert.equal(mine.length, 5, `${JSON.stringify(id)}: ${mine.join(', ')}`);
       const slots = new Set(mine.flatMap((key) => [redisKeySlot(key), calculateSlot(key)]));
@@ -151,7 +229,7 @@ describe('redis keys: hash tags and TTLs', () => {
     const window = keys.filter((key) => key.startsWith('keys:sw:'));
     assert.equal(window.length, IDS.length);
     for (const key of window) assert.equal(await client().type(key), 'string');
-  });
+  }
 });
 
 describe('redis keys: slots as a real Cluster node computes them', function () {
@@ -182,7 +260,14 @@ describe('redis keys: slots as a real Cluster node computes them', function () {
     };
     const keys: string[] = [];
     for (const id of [...IDS, '}', '{}', '%7B', 'ünïcødé']) {
-      keys.push(windowRecordKey('p:', id), seenKey('p:', id, `${id}:41:76c73ee2946cc70e`), seenKey('p:', id, id), seenGroupEpochKey('p:', id));
+      for (const cluster of [false, true]) {
+        keys.push(
+          windowRecordKey('p:', id, cluster),
+          seenKey('p:', id, `${id}:41:76c73ee2946cc70e`, cluster),
+          seenKey('p:', id, id, cluster),
+          seenGroupEpochKey('p:', id, cluster),
+        );
+      }
     }
     const slots = await keyslots(keys);
     keys.forEach((key, i) => {

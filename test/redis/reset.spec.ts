@@ -10,7 +10,7 @@
 import assert from 'node:assert/strict';
 import calculateSlot from 'cluster-key-slot';
 import type Redis from 'ioredis';
-import { epochKey, SEEN_SEGMENT, seenGroupEpochKey, SLOT_COUNT, WINDOW_SEGMENT, windowRecordKey } from '../../src/redis/key-names';
+import { bucketSlot, CLUSTER_BUCKETS, epochKey, SEEN_SEGMENT, seenGroupEpochKey, WINDOW_SEGMENT, windowRecordKey } from '../../src/redis/key-names';
 import { RedisSeenStore } from '../../src/stores/redis-seen-store';
 import { RedisWindowStore } from '../../src/stores/redis-window-store';
 import { claimNames, newToken, reading } from '../contract/seen-store.contract';
@@ -125,7 +125,7 @@ describe('redis reset: epochs', () => {
     assert.equal(await client().get('unrelated'), 'x');
   });
 
-  it('with Cluster grouping, raises one epoch per slot, each key tagged to hash to its slot', async function () {
+  it('with Cluster grouping, raises one epoch per bucket in one call per bucket, each key tagged to hash to its bucket\'s slot', async function () {
     this.slow(6000);
     const options = storeOptions('mine:', { cluster: true });
     const windows = new RedisWindowStore(client(), SETTINGS, options);
@@ -135,14 +135,20 @@ describe('redis reset: epochs', () => {
     const readings = ids.map((id) => reading(1, 1, 0, id));
     await claim(seen, { claims: readings, token: newToken() });
 
+    const scripts = async (): Promise<number> => {
+      const calls = await commandCalls(client());
+      return (calls.get('eval') ?? 0) + (calls.get('evalsha') ?? 0);
+    };
+    const before = await scripts();
     await Promise.all([resetWindow(windows), resetSeen(seen)]);
+    assert.equal((await scripts()) - before, 2 * CLUSTER_BUCKETS, 'one script call per bucket and store');
+    const bucketSlots = Array.from({ length: CLUSTER_BUCKETS }, (_, b) => bucketSlot(b));
     for (const segment of [WINDOW_SEGMENT, SEEN_SEGMENT]) {
       const keys = await keysMatching(client(), `mine:${segment}epoch*`);
-      assert.equal(keys.length, SLOT_COUNT, `${segment}: one epoch key per slot`);
-      const slots = new Set(keys.map((key) => calculateSlot(key)));
-      assert.equal(slots.size, SLOT_COUNT, `${segment}: every slot has its own`);
-      for (const key of keys.slice(0, 500)) assert.equal(redisKeySlot(key), calculateSlot(key), key);
-      for (let slot = 0; slot < SLOT_COUNT; slot += 1021) {
+      assert.equal(keys.length, CLUSTER_BUCKETS, `${segment}: one epoch key per bucket`);
+      assert.deepEqual(keys.map((key) => calculateSlot(key)).sort((a, b) => a - b), bucketSlots, `${segment}: each in its bucket's slot`);
+      for (const key of keys) assert.equal(redisKeySlot(key), calculateSlot(key), key);
+      for (const slot of bucketSlots) {
         assert.equal(calculateSlot(epochKey('mine:', segment, slot)), slot);
         assert.deepEqual(decodeEpoch(await client().getBuffer(epochKey('mine:', segment, slot)))?.count, 1);
       }

@@ -2,8 +2,8 @@
  * The system as integrators deploy it (issue 21): mosquitto 2 with
  * persistence, three Node-RED processes running the pack as a user installs
  * it (npm pack), each with its own MQTT client id on QoS 1 shared
- * subscriptions, the Redis store on one server (and, with SYSTEM_CLUSTER=1,
- * on a 3-primary Cluster with a replica each), PostgreSQL 15, and 2,000 bin
+ * subscriptions, the Redis store on one server and on a 3-primary Cluster
+ * with a replica each (SYSTEM_CLUSTER=0 leaves the Cluster run out), PostgreSQL 15, and 2,000 bin
  * sensors and 2,000 vehicles published by MQTT.js, with a fault in each
  * window of traffic. Prints a table per fault and asserts:
  * - no reading inserted twice (every INSERT attempt counted, even one the
@@ -28,7 +28,8 @@ import { report } from './system-report';
 import { runSystem, type Fault, type RunOptions } from './system-run';
 
 const SECONDS = Number(process.env.SYSTEM_SECONDS ?? 60);
-const CLUSTER = process.env.SYSTEM_CLUSTER === '1';
+/** The Cluster run, on by default (about 3 of the test's 5 minutes); SYSTEM_CLUSTER=0 skips it. */
+const CLUSTER = process.env.SYSTEM_CLUSTER !== '0';
 /** How often each bin makes a reading and each vehicle pings, and the lease (SYSTEM_BIN_PERIOD etc.). */
 const BIN_PERIOD_S = Number(process.env.SYSTEM_BIN_PERIOD ?? 20);
 const VEHICLE_PERIOD_S = Number(process.env.SYSTEM_VEHICLE_PERIOD ?? 10);
@@ -90,7 +91,7 @@ describe('the system: mosquitto, three Node-RED instances, Redis, PostgreSQL, wi
   it('on one Redis server: kill -9 of a Node-RED, a broker restart, Redis paused 3 s', check('standalone', ['kill -9 a Node-RED', 'broker restart', 'Redis paused 3 s']));
 
   (CLUSTER ? it : it.skip)(
-    'on a 3-primary Cluster with replicas (SYSTEM_CLUSTER=1): the same, a primary failover and a reshard',
+    'on a 3-primary Cluster with replicas: the same, a primary failover and a reshard',
     check('cluster', ['kill -9 a Node-RED', 'broker restart', 'Redis paused 3 s', 'primary failover', 'slots resharded']),
   );
 });

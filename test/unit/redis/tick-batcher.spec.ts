@@ -156,9 +156,51 @@ describe('redis/tick-batcher TickBatcher', () => {
       assert.deepEqual(heard.results.map((r) => r.result), ['ok:a', 'ok:b', 'ok:c', 'ok:d', 'ok:e']);
       assert.equal(batcher.pending, 0);
     });
+
+    it('counts maxInFlight per group: a group whose call is out gathers its next requests into one call, and holds up no other group', async () => {
+      const { batcher, calls, held } = fakeBatcher({ hold: true, maxInFlight: 1 });
+      const heard = listener();
+      batcher.submit({ group: 1, value: 'a1' }, heard.onResult, heard.onError, 'a1');
+      await turn();
+      for (const value of ['b1', 'c1']) {
+        batcher.submit({ group: 1, value }, heard.onResult, heard.onError, value);
+        await turn();
+      }
+      batcher.submit({ group: 2, value: 'a2' }, heard.onResult, heard.onError, 'a2');
+      await turn();
+      assert.deepEqual(values(calls), [['a1'], ['a2']], 'group 2 went out while group 1 had a call out');
+      held[1]?.resolve(['ok:a2']);
+      await until(() => heard.results.length === 1);
+      held[0]?.resolve(['ok:a1']);
+      await until(() => calls.length === 3);
+      assert.deepEqual(values(calls)[2], ['b1', 'c1'], 'two turns of group 1, one call');
+      held[2]?.resolve(['ok:b1', 'ok:c1']);
+      await until(() => heard.results.length === 4);
+      assert.deepEqual(heard.results.map((r) => r.result), ['ok:a2', 'ok:a1', 'ok:b1', 'ok:c1']);
+      assert.equal(batcher.pending, 0);
+    });
   });
 
   describe('the give-up clock', () => {
+    it('runs per group: a group Redis does not answer fails alone, another group\'s calls are answered', async () => {
+      const { batcher, calls, held } = fakeBatcher({ hold: true, maxInFlight: 1, timeoutMs: 60 });
+      const heard = listener();
+      batcher.submit({ group: 1, value: 'dead' }, heard.onResult, heard.onError, 'dead');
+      await turn();
+      batcher.submit({ group: 1, value: 'dead-next' }, heard.onResult, heard.onError, 'dead-next');
+      await sleep(30);
+      // Sent 30 ms after the dead group's call: its own deadline is 30 ms after that one's.
+      batcher.submit({ group: 2, value: 'slow' }, heard.onResult, heard.onError, 'slow');
+      await until(() => heard.errors.length === 2);
+      assert.equal(heard.results.length, 0, 'the other group is not failed with it');
+      assert.deepEqual(heard.errors.map((e) => e.context), ['dead', 'dead-next']);
+      for (const { error } of heard.errors) assert.ok(error instanceof TimeoutError);
+      assert.equal(calls.length, 2, 'the waiting call of the dead group was never sent');
+      held[1]?.resolve(['ok:slow']);
+      await until(() => heard.results.length === 1);
+      assert.deepEqual(heard.results.map((r) => r.context), ['slow']);
+    });
+
     it('starts at send: calls queued here behind slow but answering calls are not timed out', async () => {
       // One call out at a time, each answered after 20 ms, with a 30 ms
       // give-up: the fifth call is answered 100 ms after it was submitted.
@@ -484,6 +526,17 @@ describe('redis/tick-batcher TickBatcher', () => {
   });
 
   describe('abandon()', () => {
+    it('goes on taking requests after abandon(), each group sent as before', async () => {
+      const { batcher, calls } = fakeBatcher({ hold: true, maxInFlight: 1 });
+      const heard = listener();
+      batcher.submit({ group: 1, value: 'a' }, heard.onResult, heard.onError, 'a');
+      batcher.abandon(new Error('closing'));
+      batcher.submit({ group: 1, value: 'b' }, heard.onResult, heard.onError, 'b');
+      await until(() => calls.length === 1);
+      assert.deepEqual(values(calls), [['b']]);
+      assert.deepEqual(heard.errors.map((e) => e.context), ['a']);
+    });
+
     it('answers every request out, waiting or still open with the error, and ignores the answers that come later', async () => {
       const { batcher, calls, held } = fakeBatcher({ hold: true, maxBatch: 2, maxInFlight: 1 });
       const heard = listener();
