@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'http';
 import { registerMetricsEndpoint, type MetricsAPI } from './metrics/endpoint';
-import { errorMessage } from './node-red/errors';
+import { errorMessage } from './core/errors';
 import { insightDetails, insightSummaries, keyGaps, publishInsight, runningSubject, windowSample } from './node-red/insight';
 import { DEFAULT_METRES, DEFAULT_SECONDS, MAX_VALUES, parseList, ruleOf, withCurrent } from './tune/grid-spec';
 import type { WhatIfJob } from './tune/jobs';

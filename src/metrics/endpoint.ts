@@ -1,6 +1,7 @@
 import { register as defaultRegistry } from 'prom-client';
 import { setMetricsCounting } from '../node-red/insight';
 import { privateRegistry, setFlowNames, shareMetrics, type SharedRegistry } from './exporter';
+import { errorMessage } from '../core/errors';
 
 /**
  * `GET <httpAdminRoot>/dedup/metrics`: the pack's metrics in the Prometheus
@@ -76,7 +77,7 @@ export function registerMetricsEndpoint(RED: MetricsAPI): void {
       },
       (error: unknown) => {
         res.status(500).set('Content-Type', 'text/plain; charset=utf-8');
-        res.send(`# dedup metrics failed: ${error instanceof Error ? error.message : String(error)}\n`);
+        res.send(`# dedup metrics failed: ${errorMessage(error)}\n`);
       },
     );
   });

@@ -5,7 +5,7 @@ import type { DoneFunction, Node, NodeAPI, NodeMessage, SendFunction } from './a
 import { claimHolder } from './claim-registry';
 import { oneOf } from './config-values';
 import { CONFIRM_DEFAULTS } from '../core/defaults';
-import { errorMessage, toError } from './errors';
+import { errorMessage, toError } from '../core/errors';
 import type { Leaving } from './guarded-send';
 import { upgradeConfig } from './migrations';
 import { NodeLifecycle } from './node-lifecycle';

@@ -2,7 +2,7 @@ import { lastName, parsePath, type PropertyPath } from '../core/property-path';
 import { TS_NAME, type MeasureField, type ReadingFields } from '../core/reading';
 import type { MemorySeenSettings } from '../stores/memory-seen-store';
 import type { NodeAPI, NodeDef } from './api';
-import { errorMessage } from './errors';
+import { errorMessage } from '../core/errors';
 import { isBlank, nonNegativeNumber, oneOf, optionalNumber, positiveInteger, positiveNumber } from './config-values';
 import { MAX_ENTRIES, SENSOR_DEFAULTS as DEFAULTS, type MeasureDef } from '../core/defaults';
 import { compileMessagePath, type MessagePath } from './message-path';

@@ -12,7 +12,7 @@ import { RedisSeenStore } from '../stores/redis-seen-store';
 import type { Replies, SeenStore } from '../stores/types';
 import type { DoneFunction, Node, NodeAPI, NodeMessage, SendFunction } from './api';
 import { registerClaimHolder, unregisterClaimHolder, type ClaimHolder } from './claim-registry';
-import { errorMessage, toError } from './errors';
+import { errorMessage, toError } from '../core/errors';
 import type { Leaving } from './guarded-send';
 import type { NodeInsight } from './insight';
 import { fingerprintOf, LostDecisions } from './lost-decisions';

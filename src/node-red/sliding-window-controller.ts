@@ -5,7 +5,7 @@ import { MemoryWindowStore, type WindowEntry } from '../stores/memory-window-sto
 import { RedisWindowStore } from '../stores/redis-window-store';
 import type { Replies, WindowOutcome, WindowStore } from '../stores/types';
 import type { DoneFunction, Node, NodeAPI, NodeMessage, SendFunction } from './api';
-import { errorMessage, toError } from './errors';
+import { errorMessage, toError } from '../core/errors';
 import type { Leaving } from './guarded-send';
 import type { NodeInsight } from './insight';
 import { fingerprintOf, LostDecisions } from './lost-decisions';

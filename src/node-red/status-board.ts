@@ -5,7 +5,7 @@
  */
 import type { ConnectionEvent } from '../redis/shared-connection';
 import type { Node } from './api';
-import { errorMessage } from './errors';
+import { errorMessage } from '../core/errors';
 
 export class StatusBoard {
   private connection: ConnectionEvent | undefined;

@@ -43,6 +43,7 @@ import { performance } from 'perf_hooks';
 import { writeClear, RecordWriter, type RestoreTarget, type StateCodec } from './codecs';
 import { decodeHeader, encodeFrame, encodeHeader, END_FRAME, FRAME_HEAD_BYTES, HEADER_BYTES, packRecords, readFrames, unpackRecords } from './frames';
 import { realFiles, writeAll, type SaveFiles } from './save-files';
+import { errorMessage } from '../core/errors';
 
 export interface JournalSource<E> {
   /**
@@ -161,7 +162,7 @@ class Packer {
 export function causeOf(error: unknown): string {
   const code = (error as { code?: unknown } | null)?.code;
   if (typeof code === 'string' && code !== '') return code;
-  return error instanceof Error ? error.message : String(error);
+  return errorMessage(error);
 }
 
 /** A snapshot's frames: one that does not end in its empty frame was cut short. */
@@ -377,7 +378,7 @@ export class StateJournal<E> {
         applied++;
       }
     } catch (error) {
-      damage = `a damaged record at byte ${good} (${error instanceof Error ? error.message : String(error)})`;
+      damage = `a damaged record at byte ${good} (${errorMessage(error)})`;
     }
     return { applied, good, damage };
   }
@@ -592,7 +593,7 @@ export class StateJournal<E> {
     // Causes are codes, or messages when there is none: a few, but never let them pile up.
     if (this.warned.size >= 32) this.warned.clear();
     this.warned.set(cause, now);
-    const text = error instanceof Error ? error.message : String(error);
+    const text = errorMessage(error);
     this.options.warn(`could not save the state to ${this.options.dir} (${text}); it stays pending and is saved once saving works again`);
   }
 

@@ -1,3 +1,4 @@
+import { toError } from '../core/errors';
 import { observeRedisCall } from '../metrics/redis-calls';
 
 /**
@@ -252,7 +253,7 @@ export class TickBatcher<Item, Result> {
     try {
       sent = this.options.send(call.items);
     } catch (error) {
-      sent = Promise.reject(error);
+      sent = Promise.reject(toError(error));
     }
     // Only the count is kept: the items themselves are not needed here once
     // sent (the array itself may still be read by send's own reply handler).
@@ -310,7 +311,7 @@ export class TickBatcher<Item, Result> {
   /** Runs the clock of the group's oldest call out at Redis, unless it runs already. */
   private startClock(group: Group<Item>): void {
     if (group.head !== undefined) return;
-    const head = group.sent.values().next().value as Call<Item> | undefined;
+    const head = group.sent.values().next().value;
     if (head === undefined) return;
     const timeoutMs = this.options.timeoutMs;
     const deadline = Math.max(head.sentAt, group.lastAnswer) + timeoutMs;

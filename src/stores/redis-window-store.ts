@@ -122,7 +122,7 @@ export class RedisWindowStore implements WindowStore {
     const view = new DataView(packed);
     for (let i = 0; i < ops.length; i++) {
       const op = ops[i] as WindowOp;
-      keys[i + 1] = op instanceof ResetOp && op.assetId === undefined ? (keys[0] as string) : this.keyOf((op as { assetId: string }).assetId);
+      keys[i + 1] = op instanceof ResetOp && op.assetId === undefined ? (keys[0]) : this.keyOf((op as { assetId: string }).assetId);
       encodeOp(op, view, i * OP_BYTES);
     }
     const call = Buffer.allocUnsafe(14);

@@ -14,9 +14,10 @@ export type { SeenClaim };
  * rather than a promise and closures (the garbage of 200,000 messages in
  * flight was measurable: npm run bench).
  */
+/** The two answers of a store request; properties, not methods, so a store may hand them on alone. */
 export interface Replies<T, C> {
-  value(value: T, context: C): void;
-  error(error: unknown, context: C): void;
+  value: (value: T, context: C) => void;
+  error: (error: unknown, context: C) => void;
 }
 
 export interface WindowSettings extends WindowRule {

@@ -3,6 +3,7 @@ import { decideAll, type GridCell } from './grid';
 import type { PingColumns } from '../core/ping-columns';
 import { PingFileError, readPingText, type PingFileResult, type RuleFields } from './ping-file';
 import { whatIf, type WhatIfRequest, type WhatIfResult } from './what-if';
+import { errorMessage } from '../core/errors';
 
 /**
  * The work a what-if thread does (tune/grid-worker), written as plain
@@ -55,6 +56,6 @@ export function runJob(job: Job, post: (reply: Reply) => void): void {
     post({ kind: 'what-if', read, result: whatIf(columns, job.request) });
   } catch (error) {
     if (error instanceof PingFileError) post({ kind: 'error', code: error.code, message: error.message, details: error.details });
-    else post({ kind: 'error', code: 'failed', message: error instanceof Error ? error.message : String(error), details: {} });
+    else post({ kind: 'error', code: 'failed', message: errorMessage(error), details: {} });
   }
 }

@@ -2,6 +2,7 @@ import { createReadStream } from 'fs';
 import { readPing, type RawPing } from '../core/ping';
 import { textOf } from '../core/fields';
 import { PingColumns, PingColumnsBuilder } from '../core/ping-columns';
+import { errorMessage } from '../core/errors';
 
 /**
  * Recorded pings, read for the what-if (the dedup-tune command and the
@@ -188,7 +189,7 @@ function jsonRow(text: string, fields: RuleFields): RawPing | string {
   try {
     value = JSON.parse(text);
   } catch (error) {
-    return `not valid JSON (${error instanceof Error ? error.message : String(error)})`;
+    return `not valid JSON (${errorMessage(error)})`;
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return 'not a JSON object';
   const row = value as Record<string, unknown>;

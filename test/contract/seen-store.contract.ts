@@ -16,9 +16,9 @@ import { claim, resetSeen, settle } from '../support/ask';
 export interface SeenStoreHarness {
   store: SeenStore;
   /** Lets `ms` pass on the host clock the store reads (leases) and on the clock that expires its keys. */
-  elapse(ms: number): Promise<void>;
+  elapse: (ms: number) => Promise<void>;
   /** Fills the store's backing state with `count` keys of devices no test claims for (`other-<n>`). */
-  unrelated(count: number): Promise<void>;
+  unrelated: (count: number) => Promise<void>;
 }
 
 export interface SeenStoreSubject {

@@ -16,11 +16,11 @@ import { decide, resetWindow } from '../support/ask';
 export interface WindowStoreHarness {
   store: WindowStore;
   /** Lets `ms` pass on the host clock the store reads and on the clock that expires its records. */
-  elapse(ms: number): Promise<void>;
+  elapse: (ms: number) => Promise<void>;
   /** The host clock the store reads (the clock guard's "now"). */
-  now(): number;
+  now: () => number;
   /** Fills the store's backing state with `count` records of assets no test pings (`other-<n>`). */
-  unrelated(count: number): Promise<void>;
+  unrelated: (count: number) => Promise<void>;
 }
 
 export interface WindowStoreSubject {

@@ -152,7 +152,7 @@ interface BurstRun {
 
 /** Submits every ping in one turn and waits for every answer, while another connection PINGs Redis. */
 async function runBurst(redis: RedisWindowStore, probe: Redis, pings: readonly Ping[]): Promise<BurstRun> {
-  const run: BurstRun = { outcomes: new Array(pings.length), failures: 0, firstFailure: undefined, submittedMs: 0, tookMs: 0, longestPingMs: 0 };
+  const run: BurstRun = { outcomes: new Array<WindowOutcome | undefined>(pings.length), failures: 0, firstFailure: undefined, submittedMs: 0, tookMs: 0, longestPingMs: 0 };
   let answered = 0;
   let done!: () => void;
   const finished = new Promise<void>((resolve) => {

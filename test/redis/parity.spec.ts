@@ -120,7 +120,7 @@ function stream(count: number, seed: number, chunkSize: number): Chunk[] {
       if (asset.lon < -180) asset.lon += 360;
       asset.heading = (asset.heading + (random() - 0.5) * 50 + 360) % 360;
       if (random() < 0.1) asset.event = Math.floor(random() * asset.events.length);
-      const p: Ping = { assetId: asset.id, t, lat: asset.lat, lon: asset.lon, events: asset.events[asset.event] as number };
+      const p: Ping = { assetId: asset.id, t, lat: asset.lat, lon: asset.lon, events: asset.events[asset.event] };
       const headingRoll = random();
       if (headingRoll < 0.6) p.heading = asset.heading;
       else if (headingRoll < 0.7) p.heading = pick([0, 360, 359.996, 359.994, 180, 0.004]);

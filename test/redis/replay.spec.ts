@@ -38,7 +38,7 @@ describe('redis scripts: a resent call is recognised by its token', () => {
   describe('sliding window', () => {
     const epoch = epochKey(PREFIX, WINDOW_SEGMENT, undefined);
     const key = windowRecordKey(PREFIX, 'veh-1');
-    const at = (seconds: number, lat = LAT, more: Partial<RawWindowOp> = {}): RawWindowOp => ({ op: 'ping', t: T0 + seconds * 1000, lat, lon: LON, ...more }) as RawWindowOp;
+    const at = (seconds: number, lat = LAT, more: Partial<RawWindowOp> = {}): RawWindowOp => ({ op: 'ping', t: T0 + seconds * 1000, lat, lon: LON, ...more });
     /** reason (or 'reset'), dtSeconds, distanceMetres, accepted, suppressed of each operation. */
     type Row = [string, number | null, number | null, number, number] | ['reset'];
     const call = async (token: number, ...ops: RawWindowOp[]): Promise<Row[]> => {
@@ -158,9 +158,9 @@ describe('redis scripts: a resent call is recognised by its token', () => {
     });
 
     it('writes nothing for a retried message it recognises as the baseline', async () => {
-      await call(150, at(0, LAT, { events: 9 } as Partial<RawWindowOp>));
+      await call(150, at(0, LAT, { events: 9 }));
       const before = await raw();
-      assert.deepEqual(await call(151, at(0, LAT, { events: 9, retry: true } as Partial<RawWindowOp>)), [['replayed', null, null, 1, 0]]);
+      assert.deepEqual(await call(151, at(0, LAT, { events: 9, retry: true })), [['replayed', null, null, 1, 0]]);
       assert.deepEqual(await raw(), before);
     });
   });

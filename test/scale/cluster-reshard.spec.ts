@@ -61,7 +61,7 @@ async function clusterNodes(admin: RedisClusterHandle['admins'][number]): Promis
 async function redirections(cluster: RedisClusterHandle): Promise<number> {
   let total = 0;
   for (const admin of cluster.admins) {
-    const info = (await admin.info('errorstats')) as string;
+    const info = (await admin.info('errorstats'));
     for (const m of info.matchAll(/errorstat_(MOVED|ASK|TRYAGAIN):count=(\d+)/g)) total += Number(m[2]);
   }
   return total;

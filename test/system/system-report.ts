@@ -86,7 +86,7 @@ export function report(run: RunResult): Report {
     if (r.k === 'r') {
       const k = key(r.d, r.s);
       let first = reachedBy.get(k);
-      if (first === undefined) reachedBy.set(k, (first = new Map()));
+      if (first === undefined) reachedBy.set(k, (first = new Map<string, number>()));
       first.set(r.n, Math.min(first.get(r.n) ?? Infinity, r.at ?? 0));
     } else if (r.k === 'e') {
       if (r.d !== undefined) caught.add(key(r.d, r.s));

@@ -14,7 +14,7 @@ import { Mosquitto } from '../support/mosquitto';
 import { nodeRedProcess, type NodeRedProcess } from '../support/node-red-process';
 import { installPack } from '../support/packed-pack';
 import { cpuSecondsOf } from '../support/process-cpu';
-import { startPostgres, type Postgres } from '../support/postgres';
+import { startPostgres } from '../support/postgres';
 import { adminClient } from '../support/redis-sentinel';
 import { startReplicatedCluster, type ReplicatedCluster } from '../support/redis-cluster-replicas';
 import { HOST, ManagedRedis } from '../support/redis-server';
@@ -107,7 +107,7 @@ async function standaloneRedis(): Promise<RedisUnderTest> {
   const admin: Redis = adminClient(server.port);
   return {
     flow: { mode: 'standalone', host: HOST, port: server.port },
-    cpuSeconds: async () => redisCpu((await admin.info('cpu')) as string),
+    cpuSeconds: async () => redisCpu((await admin.info('cpu'))),
     async pause(ms) {
       await admin.call('CLIENT', 'PAUSE', String(ms), 'ALL');
     },
@@ -191,7 +191,7 @@ export async function runSystem(options: RunOptions): Promise<RunResult> {
   const started = Date.now();
   try {
     const [pg, broker, redis] = await Promise.all([startPostgres(), Mosquitto.start(), options.redis === 'cluster' ? clusterRedis() : standaloneRedis()]);
-    stops.push(() => redis.stop(), () => broker.stop(), () => (pg as Postgres).stop());
+    stops.push(() => redis.stop(), () => broker.stop(), () => (pg).stop());
     const db = new Client({ connectionString: pg.url });
     await db.connect();
     stops.push(() => db.end());
