@@ -1,10 +1,11 @@
 -- Reconnect dedup: claim, confirm and release idempotency keys, first write
 -- wins, as one unit that no other client can interleave.
 --
--- The loader (src/redis/scripts.ts) puts two lines before this text:
--- `local CLAIM, LEASE_EXPIRED, SETTLE = {...}, 16, {...}` and
--- `local SEEN, PENDING, RELEASED = 0, 1, 2`, the codes and entry states of
--- src/core/seen-codes.ts, so that both sides name them. The logic is
+-- The loader (src/redis/scripts.ts) puts three lines before this text:
+-- `local CLAIM, LEASE_EXPIRED, SETTLE = {...}, 16, {...}`,
+-- `local SEEN, PENDING, RELEASED = 0, 1, 2` (the codes and entry states of
+-- src/core/seen-codes.ts) and `local CLAIM_OP, ..., RESET_ALL = 1, ..., 5`
+-- (SEEN_OP of src/redis/scripts.ts), so that both sides name them. The logic is
 -- BoundedSeenSet of src/core/seen-set.ts; the contract suite holds the two
 -- to the same answers.
 --
@@ -62,7 +63,7 @@ local keys = KEYS
 local pack, unpack, format = struct.pack, struct.unpack, string.format
 local call_redis = redis.call
 
-local CLAIM_OP, CONFIRM_OP, RELEASE_OP, RESET_GROUP, RESET_ALL = 1, 2, 3, 4, 5
+-- CLAIM_OP, CONFIRM_OP, RELEASE_OP, RESET_GROUP, RESET_ALL: from the prelude (redis/scripts SEEN_OP).
 -- SEEN, PENDING, RELEASED: an entry's state byte, from the prelude (core/seen-codes KEY_STATE).
 local OP, OP_BYTES = '<BI2I2I6', 11
 local ENTRY, ENTRY_BYTES, DEADLINE = '<I2I2BI6', 11, '<d'

@@ -3,10 +3,11 @@
 -- same redelivery cannot both admit it, because the second one's read sees
 -- the first one's write.
 --
--- The loader (src/redis/scripts.ts) puts one line before this text:
+-- The loader (src/redis/scripts.ts) puts two lines before this text:
 -- `local REASON, ADMITS = { ahead = 1, first = 2, ... }, { [2] = true, ... }`,
 -- the reason codes of src/core/window-reasons.ts and the set of those that
--- admit, so that both sides name them and neither spells a number. The
+-- admit, and `local RESET_ASSET, RESET_ALL = 2, 3`, the operation codes of
+-- WINDOW_OP, so that both sides name them and neither spells a number. The
 -- rule is decideWindow of src/core/sliding-window.ts; the contract and
 -- parity tests hold the two to the same answers.
 --
@@ -111,7 +112,7 @@ local ops = ARGV[3]
 local keys = KEYS
 local n_ops = #keys - 1
 
-local RESET_ASSET, RESET_ALL = 2, 3
+-- RESET_ASSET, RESET_ALL (any other op is a ping): from the prelude (redis/scripts WINDOW_OP).
 local HAS_DT, HAS_DISTANCE, HAS_TURN = 1, 2, 4
 local OP, OP_BYTES = '<BBI6ddddd', 48
 local RECORD, RECORD_BYTES = '<di4i4I4I4I6I2I6I2I2I2', 44

@@ -44,6 +44,11 @@ function luaTable(entries: Record<string, number>): string {
  * tables. The sliding-window script also learns there which reasons admit,
  * so that core/window-reasons stays the one place that says so.
  */
+/** The operations lua/sliding-window.lua reads from its ops argument, by code. */
+export const WINDOW_OP = { ping: 1, resetAsset: 2, resetAll: 3 } as const;
+/** The operations lua/seen-set.lua reads from its ops argument, by code. */
+export const SEEN_OP = { claim: 1, confirm: 2, release: 3, resetGroup: 4, resetAll: 5 } as const;
+
 function prelude(name: ScriptName): string {
   if (name === 'dedupSlidingWindow') {
     const codes: Record<string, number> = {};
@@ -52,11 +57,15 @@ function prelude(name: ScriptName): string {
       codes[reason] = code;
       if (admit) admits.push(`[${code}] = true`);
     }
-    return `local REASON, ADMITS = ${luaTable(codes)}, { ${admits.join(', ')} }\n`;
+    return (
+      `local REASON, ADMITS = ${luaTable(codes)}, { ${admits.join(', ')} }\n` +
+      `local RESET_ASSET, RESET_ALL = ${WINDOW_OP.resetAsset}, ${WINDOW_OP.resetAll}\n`
+    );
   }
   return (
     `local CLAIM, LEASE_EXPIRED, SETTLE = ${luaTable(CLAIM)}, ${LEASE_EXPIRED}, ${luaTable(SETTLE)}\n` +
-    `local SEEN, PENDING, RELEASED = ${KEY_STATE.seen}, ${KEY_STATE.pending}, ${KEY_STATE.released}\n`
+    `local SEEN, PENDING, RELEASED = ${KEY_STATE.seen}, ${KEY_STATE.pending}, ${KEY_STATE.released}\n` +
+    `local CLAIM_OP, CONFIRM_OP, RELEASE_OP, RESET_GROUP, RESET_ALL = ${Object.values(SEEN_OP).join(', ')}\n`
   );
 }
 

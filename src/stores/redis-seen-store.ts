@@ -1,18 +1,13 @@
 import calculateSlot from 'cluster-key-slot';
 import { nextToken } from '../redis/call-token';
 import { bucketSlot, CLUSTER_BUCKETS, epochKey, SEEN_SEGMENT, seenGroupEpochKey, seenGroupHead, seenKeyOf } from '../redis/key-names';
-import type { RedisClient } from '../redis/scripts';
+import { SEEN_OP, type RedisClient } from '../redis/scripts';
 import { TickBatcher } from '../redis/tick-batcher';
 import { turnWritesFor, type TurnWrites } from '../redis/turn-writes';
 import { CountDown } from './count-down';
 import type { ClaimRequest, RedisStoreOptions, Replies, SeenClaim, SeenSettings, SeenStore, SettleRequest } from './types';
 
-/** Operation codes of lua/seen-set.lua. */
-const CLAIM_OP = 1;
-const CONFIRM_OP = 2;
-const RELEASE_OP = 3;
-const RESET_GROUP = 4;
-const RESET_ALL = 5;
+const { claim: CLAIM_OP, confirm: CONFIRM_OP, release: RELEASE_OP, resetGroup: RESET_GROUP, resetAll: RESET_ALL } = SEEN_OP;
 const OP_BYTES = 11;
 const TWO_32 = 2 ** 32;
 

@@ -5,7 +5,7 @@ import { nextToken } from '../redis/call-token';
 import { bucketSlot, CLUSTER_BUCKETS, epochKey, WINDOW_SEGMENT, windowRecordKey } from '../redis/key-names';
 import { TickBatcher } from '../redis/tick-batcher';
 import { turnWritesFor, type TurnWrites } from '../redis/turn-writes';
-import type { RedisClient } from '../redis/scripts';
+import { WINDOW_OP, type RedisClient } from '../redis/scripts';
 import { CountDown } from './count-down';
 import type { RedisStoreOptions, Replies, WindowOutcome, WindowSettings, WindowStore } from './types';
 
@@ -135,9 +135,7 @@ export class RedisWindowStore implements WindowStore {
 
 /** ARGV[3] of lua/sliding-window.lua: one operation. */
 const OP_BYTES = 48;
-const PING = 1;
-const RESET_ASSET = 2;
-const RESET_ALL = 3;
+const { ping: PING, resetAsset: RESET_ASSET, resetAll: RESET_ALL } = WINDOW_OP;
 const HAS_HEADING = 1;
 const RETRY = 2;
 
