@@ -82,7 +82,22 @@ export interface BatcherOptions<Item, Result> {
    * exception.
    */
   onCallbackError?: (error: unknown, context: unknown) => void;
+  /** The give-up clock's time and timers; the system's unless a test hands in its own. */
+  clock?: BatcherClock;
 }
+
+/** What the give-up clock reads and sets. */
+export interface BatcherClock {
+  now: () => number;
+  setTimer: (run: () => void, ms: number) => unknown;
+  clearTimer: (timer: unknown) => void;
+}
+
+const SYSTEM_CLOCK: BatcherClock = {
+  now: Date.now,
+  setTimer: (run, ms) => setTimeout(run, ms),
+  clearTimer: (timer) => clearTimeout(timer as NodeJS.Timeout),
+};
 
 const DEFAULT_MAX_IN_FLIGHT = 8;
 
@@ -116,7 +131,7 @@ class Group<Item> {
   readonly sent = new Set<Call<Item>>();
   /** The oldest call out at Redis, the one whose clock runs, and its timer. */
   head: Call<Item> | undefined;
-  headTimer: NodeJS.Timeout | undefined;
+  headTimer: unknown;
   /** When Redis last answered a call of this group. */
   lastAnswer = 0;
 }
@@ -129,10 +144,12 @@ export class TickBatcher<Item, Result> {
   private readonly maxInFlight: number;
   private readonly flushNow = (): void => this.flush();
   private readonly onCallbackError: (error: unknown, context: unknown) => void;
+  private readonly clock: BatcherClock;
 
   constructor(private readonly options: BatcherOptions<Item, Result>) {
     this.maxInFlight = options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT;
     this.onCallbackError = options.onCallbackError ?? warnOfCallback;
+    this.clock = options.clock ?? SYSTEM_CLOCK;
   }
 
   /** Calls waiting or out at Redis; for tests and the close of a node. */
@@ -246,7 +263,7 @@ export class TickBatcher<Item, Result> {
     const group = call.group;
     group.inFlight++;
     group.sent.add(call);
-    call.sentAt = Date.now();
+    call.sentAt = this.clock.now();
     this.startClock(group);
     let sent: Promise<Result[]>;
     const started = performance.now();
@@ -261,7 +278,7 @@ export class TickBatcher<Item, Result> {
     call.items = [];
     sent.then(
       (results) => {
-        group.lastAnswer = Date.now();
+        group.lastAnswer = this.clock.now();
         if (results.length !== count) {
           this.finish(call, undefined, new Error(`expected ${count} results from Redis, got ${results.length}`));
         } else {
@@ -316,12 +333,12 @@ export class TickBatcher<Item, Result> {
     const timeoutMs = this.options.timeoutMs;
     const deadline = Math.max(head.sentAt, group.lastAnswer) + timeoutMs;
     group.head = head;
-    group.headTimer = setTimeout(() => {
-      if (!head.restarted && Date.now() - deadline > timeoutMs / 2) {
+    group.headTimer = this.clock.setTimer(() => {
+      if (!head.restarted && this.clock.now() - deadline > timeoutMs / 2) {
         // The timer fired long after its deadline: this process was busy, which
         // held up the call's writes and the reading of its reply alike.
         head.restarted = true;
-        head.sentAt = Date.now();
+        head.sentAt = this.clock.now();
         this.stopClock(group);
         this.startClock(group);
         return;
@@ -338,11 +355,11 @@ export class TickBatcher<Item, Result> {
         // not sent yet.)
         this.failGroup(group, new TimeoutError(timeoutMs, this.options.cause?.()), false);
       });
-    }, Math.max(0, deadline - Date.now()));
+    }, Math.max(0, deadline - this.clock.now()));
   }
 
   private stopClock(group: Group<Item>): void {
-    if (group.headTimer !== undefined) clearTimeout(group.headTimer);
+    if (group.headTimer !== undefined) this.clock.clearTimer(group.headTimer);
     group.headTimer = undefined;
     group.head = undefined;
   }

@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { createServer, connect, type Server, type Socket } from 'net';
 import { nextToken } from '../../../src/redis/call-token';
 import { TickBatcher, TimeoutError, type BatcherOptions } from '../../../src/redis/tick-batcher';
+import { ManualClock } from '../../support/manual-clock';
 
 interface Item {
   group: number;
@@ -183,14 +184,17 @@ describe('redis/tick-batcher TickBatcher', () => {
 
   describe('the give-up clock', () => {
     it('runs per group: a group Redis does not answer fails alone, another group\'s calls are answered', async () => {
-      const { batcher, calls, held } = fakeBatcher({ hold: true, maxInFlight: 1, timeoutMs: 60 });
+      const clock = new ManualClock();
+      const { batcher, calls, held } = fakeBatcher({ hold: true, maxInFlight: 1, timeoutMs: 60_000, clock });
       const heard = listener();
       batcher.submit({ group: 1, value: 'dead' }, heard.onResult, heard.onError, 'dead');
       await turn();
       batcher.submit({ group: 1, value: 'dead-next' }, heard.onResult, heard.onError, 'dead-next');
-      await sleep(30);
-      // Sent 30 ms after the dead group's call: its own deadline is 30 ms after that one's.
+      clock.advance(30_000);
+      // Sent 30 s after the dead group's call: its own deadline is 30 s after that one's.
       batcher.submit({ group: 2, value: 'slow' }, heard.onResult, heard.onError, 'slow');
+      await turn();
+      clock.advance(30_000);
       await until(() => heard.errors.length === 2);
       assert.equal(heard.results.length, 0, 'the other group is not failed with it');
       assert.deepEqual(heard.errors.map((e) => e.context), ['dead', 'dead-next']);
@@ -202,17 +206,19 @@ describe('redis/tick-batcher TickBatcher', () => {
     });
 
     it('starts at send: calls queued here behind slow but answering calls are not timed out', async () => {
-      // One call out at a time, each answered after 20 ms, with a 30 ms
-      // give-up: the fifth call is answered 100 ms after it was submitted.
-      const { batcher, calls, held } = fakeBatcher({ hold: true, maxBatch: 1, maxInFlight: 1, timeoutMs: 30 });
+      // One call out at a time, each answered after 20 s, with a 30 s
+      // give-up: the fifth call is answered 100 s (of the test's clock) after it was submitted.
+      const clock = new ManualClock();
+      const { batcher, calls, held } = fakeBatcher({ hold: true, maxBatch: 1, maxInFlight: 1, timeoutMs: 30_000, clock });
       const heard = listener();
       for (let i = 0; i < 5; i++) batcher.submit({ group: 0, value: `v${i}` }, heard.onResult, heard.onError, i);
       let answered = 0;
-      const started = Date.now();
+      const started = clock.now();
       while (answered < 5) {
         await until(() => held.length > answered);
         const call = held[answered] as Held;
-        await sleep(20);
+        clock.advance(20_000);
+        await turn();
         call.resolve(call.items.map((item) => `ok:${item.value}`));
         answered++;
       }
@@ -220,7 +226,7 @@ describe('redis/tick-batcher TickBatcher', () => {
       assert.deepEqual(heard.errors, []);
       assert.equal(heard.results.length, 5);
       assert.equal(calls.length, 5);
-      assert.ok(Date.now() - started >= 100, 'the burst outlasted the give-up time several times over');
+      assert.ok(clock.now() - started >= 100_000, 'the burst outlasted the give-up time several times over');
     });
 
     it('does not time out calls that wait in the server’s own queue behind slow but answering calls', async () => {
@@ -259,27 +265,34 @@ describe('redis/tick-batcher TickBatcher', () => {
     });
 
     it('fails a call the server does not answer with a TimeoutError naming the cause, and every call waiting unsent with it', async () => {
-      const { batcher, calls } = fakeBatcher({ hold: true, maxBatch: 1, maxInFlight: 1, timeoutMs: 30, cause: () => 'connect ECONNREFUSED 127.0.0.1:6390' });
+      const clock = new ManualClock();
+      const { batcher, calls } = fakeBatcher({ hold: true, maxBatch: 1, maxInFlight: 1, timeoutMs: 30_000, clock, cause: () => 'connect ECONNREFUSED 127.0.0.1:6390' });
       const heard = listener();
-      const started = Date.now();
       for (const value of ['a', 'b', 'c']) batcher.submit({ group: 0, value }, heard.onResult, heard.onError, value);
+      await turn();
+      clock.advance(29_999);
+      await turn();
+      assert.equal(heard.errors.length, 0, 'nothing fails before the give-up time');
+      clock.advance(1);
       await until(() => heard.errors.length === 3);
-      assert.ok(Date.now() - started < 1000);
       assert.equal(calls.length, 1, 'the waiting calls were never sent');
       assert.deepEqual(heard.errors.map((e) => e.context).sort(), ['a', 'b', 'c']);
       for (const { error } of heard.errors) {
         assert.ok(error instanceof TimeoutError);
-        assert.match(error.message, /did not answer within 30 ms \(connect ECONNREFUSED 127\.0\.0\.1:6390\)/);
+        assert.match(error.message, /did not answer within 30000 ms \(connect ECONNREFUSED 127\.0\.0\.1:6390\)/);
       }
       assert.deepEqual(heard.results, []);
       assert.equal(batcher.pending, 0);
     });
 
     it('ignores an answer that comes after the timeout: each request is told once, and the batcher goes on', async () => {
-      const { batcher, calls, held } = fakeBatcher({ hold: true, maxBatch: 10, maxInFlight: 1, timeoutMs: 30 });
+      const clock = new ManualClock();
+      const { batcher, calls, held } = fakeBatcher({ hold: true, maxBatch: 10, maxInFlight: 1, timeoutMs: 30_000, clock });
       const heard = listener();
       batcher.submit({ group: 0, value: 'slow' }, heard.onResult, heard.onError, 'slow');
       batcher.submit({ group: 0, value: 'slower' }, heard.onResult, heard.onError, 'slower');
+      await turn();
+      clock.advance(30_000);
       await until(() => heard.errors.length === 2);
       const uncaught: unknown[] = [];
       const onUncaught = (error: unknown): void => {
@@ -309,9 +322,12 @@ describe('redis/tick-batcher TickBatcher', () => {
     });
 
     it('ignores a failure that comes after the timeout', async () => {
-      const { batcher, held } = fakeBatcher({ hold: true, timeoutMs: 30 });
+      const clock = new ManualClock();
+      const { batcher, held } = fakeBatcher({ hold: true, timeoutMs: 30_000, clock });
       const heard = listener();
       batcher.submit({ group: 0, value: 'x' }, heard.onResult, heard.onError, 'x');
+      await turn();
+      clock.advance(30_000);
       await until(() => heard.errors.length === 1);
       held[0]?.reject(new Error('connection lost, later'));
       await turn();
