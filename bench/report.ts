@@ -154,7 +154,7 @@ export function latencySection(data: RunData): string[] {
   return [
     '## Latency under steady load (issue 15, line 1)',
     '',
-    `Each line in a fresh Node-RED process, fed at a steady rate: every millisecond the harness makes the messages due by then (1,000 vehicles, the throughput lines\' data) and fires them; ${plan.seconds} s recorded per rate after ${plan.settleSeconds} s unrecorded, after one warm-up burst of ${thousands(plan.warmupUnits)}. Latency: from the making of a message to its arrival at the node after the node under test, every message recorded. Generator lag: how late the making ticks ran behind schedule; when it is large, something held the event loop (the message was not even made yet), and the latency figures understate what a message from outside would have seen; when the achieved rate is more than 3 % short of the rate, the line was not fed at that rate and gets no verdict. CPU: per message at that rate, idle time included (Redis: every primary's). The Cluster rows come from the horizontal part, on its Cluster, at ${data.plan.pacedClusterRates.map(thousands).join(' and ')} msg/s (${data.plan.pacedClusterSeconds} s recorded each; a Cluster call carries about one ping at any rate, and this machine cannot feed a Cluster 50,000 a second).`,
+    `Each line in a fresh Node-RED process, fed at a steady rate: every millisecond the harness makes the messages due by then (1,000 vehicles, the throughput lines\' data) and fires them; ${plan.seconds} s recorded per rate after ${plan.settleSeconds} s unrecorded, after one warm-up burst of ${thousands(plan.warmupUnits)}. Latency: from the making of a message to its arrival at the node after the node under test, every message recorded. Generator lag: how late the making ticks ran behind schedule; when it is large, something held the event loop (the message was not even made yet), and the latency figures understate what a message from outside would have seen; when the achieved rate is more than 3 % short of the rate, the line was not fed at that rate and gets no verdict. CPU: per message at that rate, idle time included (Redis: every primary's). The Cluster rows come from the horizontal part, on its Cluster, at ${data.plan.pacedClusterRates.map(thousands).join(' and ')} msg/s (${data.plan.pacedClusterSeconds} s recorded each; a Cluster call carries the pings of one of its 12 key buckets, and this machine cannot feed a Cluster 50,000 a second).`,
     '',
     markdownTable(['msg/s', 'line', 'achieved', 'p50 ms', 'p99 ms', 'max ms', 'p99 vs filter', 'target', '', 'Node-RED CPU µs/msg', 'Redis CPU µs/msg', 'generator lag p99 / max ms'], rows),
     '',
@@ -408,7 +408,7 @@ export function renderReport(data: RunData): string {
     ...tuneSection(data),
     '## Sizing a deployment',
     '',
-    `From the figures above (the Cluster's busy cost as measured at ${thousands(figures.clusterBusyRate)} msg/s: a Cluster call carries about one ping at any rate); the reasoning and the assumptions are in docs/performance.md.`,
+    `From the figures above (the Cluster's busy cost as measured at ${thousands(figures.clusterBusyRate)} msg/s, its busiest rate); the reasoning and the assumptions are in docs/performance.md.`,
     '',
     sizingTable(figures),
     '',
