@@ -59,15 +59,22 @@ interface ScrapeNode {
   running: boolean;
 }
 
-let scrape: { at: number; nodes: ScrapeNode[] } | undefined;
+let scrape: ScrapeNode[] | undefined;
 
-/** The dedup nodes as this scrape sees them: the metrics' collect() calls of one scrape share one walk. */
+/**
+ * The dedup nodes as this scrape sees them: the metrics' collect() calls of
+ * one scrape (prom-client awaits them one after the other, in one turn of
+ * the event loop) share one walk, forgotten at the end of that turn, so the
+ * next scrape sees the nodes started since, however soon it comes.
+ */
 function scrapeNodes(): ScrapeNode[] {
-  const now = Date.now();
-  if (scrape !== undefined && now - scrape.at < 50) return scrape.nodes;
+  if (scrape !== undefined) return scrape;
   const flows = new Map<string, string>();
   const nodes = nodeCounters().map(({ subject, counters, running }) => ({ labels: labelsOf(subject.id, subject.name, flows), subject, info: subject.info(), counters, running }));
-  scrape = { at: now, nodes };
+  scrape = nodes;
+  setImmediate(() => {
+    scrape = undefined;
+  });
   return nodes;
 }
 
