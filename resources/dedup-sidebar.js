@@ -22,9 +22,9 @@
     var TAB = "dedup";
     var DETAILS_EVERY_MS = 5000;
     /** The runtime's limit, which it sends with the list (and enforces); until then, its default. */
-    var maxUploadBytes = 50 * 1024 * 1024;
-    var DEFAULT_SECONDS = "10,30,60,120,300";
-    var DEFAULT_METRES = "5,10,25,50,100";
+    // From the runtime's node list (GET dedup-sidebar/nodes): 0 and blank until it first answers.
+    var maxUploadBytes = 0;
+    var grid = { seconds: "", metres: "" };
     var WINDOW = "sliding-window-dedup";
 
     var _ = function (key) { return key; };
@@ -249,6 +249,7 @@
     function fetchAll() {
         request("GET", BASE).done(function (data) {
             if (data.maxUploadBytes > 0) { maxUploadBytes = data.maxUploadBytes; }
+            if (data.grid) { grid = data.grid; }
             render(data.nodes, data.time);
         });
     }
@@ -294,10 +295,10 @@
         var whatIf = section(body, "dedup-sb-whatif", t("whatIf.title"), t("whatIf.help"));
         var seconds = $('<div class="form-row"></div>').appendTo(whatIf);
         $("<label></label>").text(t("whatIf.seconds")).appendTo(seconds);
-        $('<input type="text" class="dedup-sb-seconds">').val(DEFAULT_SECONDS).appendTo(seconds);
+        $('<input type="text" class="dedup-sb-seconds">').val(grid.seconds).appendTo(seconds);
         var metres = $('<div class="form-row"></div>').appendTo(whatIf);
         $("<label></label>").text(t("whatIf.metres")).appendTo(metres);
-        $('<input type="text" class="dedup-sb-metres">').val(DEFAULT_METRES).appendTo(metres);
+        $('<input type="text" class="dedup-sb-metres">').val(grid.metres).appendTo(metres);
         var buttons = $('<div class="dedup-sb-buttons"></div>').appendTo(whatIf);
         $('<button type="button" class="red-ui-button dedup-sb-run-sample"></button>').text(t("whatIf.runSample")).appendTo(buttons);
         $('<button type="button" class="red-ui-button dedup-sb-upload"></button>')
@@ -429,7 +430,7 @@
     }
 
     function uploadWhatIf(entry, file) {
-        if (file.size > maxUploadBytes) {
+        if (maxUploadBytes > 0 && file.size > maxUploadBytes) {
             showError(entry, t("errors.tooLarge", { size: (file.size / 1024 / 1024).toFixed(1), limit: Math.round(maxUploadBytes / 1024 / 1024) }));
             return;
         }

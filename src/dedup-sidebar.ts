@@ -97,7 +97,8 @@ export = function registerDedupSidebar(RED: PluginAPI): void {
 
   RED.httpAdmin.get(BASE, read, (_req, res) => {
     // The upload limit too, so that the editor refuses a large file before sending it.
-    res.json({ time: Date.now(), nodes: insightSummaries(), maxUploadBytes: MAX_UPLOAD_BYTES });
+    // The grid's default lists and the upload limit, as this runtime has them: the sidebar keeps no copy.
+    res.json({ time: Date.now(), nodes: insightSummaries(), maxUploadBytes: MAX_UPLOAD_BYTES, grid: { seconds: DEFAULT_SECONDS.join(','), metres: DEFAULT_METRES.join(',') } });
   });
 
   RED.httpAdmin.get(`${BASE}/:id`, read, (req, res) => {
