@@ -31,6 +31,7 @@ import {
   type FlowNode,
   type Msg,
 } from '../support/node-red-helper';
+import { Deep } from '../support/deep-value';
 
 const PREFIX = 'fuzz{x}*:';
 const NODES = ['fz-win-redis', 'fz-win-memory', 'fz-sensor-redis', 'fz-sensor-memory'] as const;
@@ -64,25 +65,6 @@ function ownObject(entries: [string, unknown][]): Record<string, unknown> {
   const object: Record<string, unknown> = {};
   for (const [key, value] of entries) Object.defineProperty(object, key, { value, enumerable: true, writable: true, configurable: true });
   return object;
-}
-
-/**
- * A deeply nested payload, built only when the message is sent: fast-check
- * prints counterexamples recursively, and would overflow its own stack on the
- * real thing.
- */
-class Deep {
-  constructor(readonly depth: number) {}
-
-  build(): unknown {
-    let value: unknown = 'bottom';
-    for (let i = 0; i < this.depth; i++) value = i % 3 === 0 ? [value] : { a: value };
-    return value;
-  }
-
-  [fc.toStringMethod](): string {
-    return `<${this.depth} levels deep>`;
-  }
 }
 
 /** A huge string, likewise built late, so that a counterexample stays readable. */

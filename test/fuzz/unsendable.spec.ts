@@ -24,6 +24,7 @@ import { CONFIG_VERSION } from '../../src/node-red/migrations';
 import { flushRedis, sharedRedis, useRedis } from '../support/global-hooks';
 import { countsOf } from '../support/sensor-delivery';
 import { coreNodes, helper, node, packNodes, sleep, startServer, stopServer, until, watchCompletions, type FlowNode, type Msg, type StoreKind } from '../support/node-red-helper';
+import { Deep } from '../support/deep-value';
 
 const PACK = ['dedup-redis', 'sliding-window-dedup', 'sensor-reconnect-dedup', 'dedup-confirm'];
 
@@ -84,20 +85,6 @@ function flow(store: StoreKind): FlowNode[] {
 // ---------------------------------------------------------------------------
 // Values built only when a message is sent: fast-check prints a
 // counterexample recursively, and would overflow its own stack on them.
-
-class Deep {
-  constructor(readonly depth: number) {}
-
-  build(): unknown {
-    let value: unknown = 'bottom';
-    for (let i = 0; i < this.depth; i++) value = i % 3 === 0 ? [value] : { a: value };
-    return value;
-  }
-
-  [fc.toStringMethod](): string {
-    return `<${this.depth} levels deep>`;
-  }
-}
 
 class Huge {
   constructor(readonly unit: string) {}
