@@ -461,6 +461,7 @@ describe('the dedup sidebar in the Node-RED editor (Chromium)', function () {
         overlaps.push(...checked.found);
       }
       assert.deepEqual(overlaps, [], 'overlapping nodes or status texts in the examples');
+      assert.doesNotMatch(server.log(), /Installing module|Failed to load external modules/, 'the examples run with what is installed');
     } finally {
       await server.setFlows(FLOWS);
     }

@@ -41,10 +41,8 @@ function link(userDir: string, module: string): void {
 
 /**
  * Unpacks the pack into `userDir/node_modules/<name>` (replacing whatever is
- * there), links its dependencies, and makes `functionModules` loadable by
- * function nodes (`functionExternalModules`): linked into node_modules and
- * listed in the user directory's package.json, which is where Node-RED
- * looks for modules it did not install itself.
+ * there), links its dependencies, and provides `functionModules` to function
+ * nodes (see provideFunctionModules).
  */
 export function installPack(userDir: string, functionModules: readonly string[] = []): void {
   const at = join(userDir, 'node_modules', ...manifest.name.split('/'));
@@ -52,6 +50,18 @@ export function installPack(userDir: string, functionModules: readonly string[] 
   mkdirSync(at, { recursive: true });
   execFileSync('tar', ['xzf', packedTarball(), '--strip-components=1', '-C', at]);
   for (const dependency of Object.keys(manifest.dependencies ?? {})) link(userDir, dependency);
+  provideFunctionModules(userDir, functionModules);
+}
+
+/**
+ * Makes `functionModules` loadable by function nodes without Node-RED
+ * installing them: linked into node_modules and listed in the user
+ * directory's package.json, which is where Node-RED looks for modules it did
+ * not install itself. (Left to itself, Node-RED would run `npm install` in
+ * the user directory: a fetch from the registry, and a prune of whatever the
+ * test linked there.)
+ */
+export function provideFunctionModules(userDir: string, functionModules: readonly string[]): void {
   const dependencies: Record<string, string> = {};
   for (const module of functionModules) {
     link(userDir, module);

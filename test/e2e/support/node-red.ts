@@ -7,10 +7,14 @@ import { spawn, type ChildProcess } from 'child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'fs';
 import { tmpdir } from 'os';
 import { dirname, join, resolve } from 'path';
+import { provideFunctionModules } from '../../support/packed-pack';
 import { freePort, HOST } from '../../support/redis-server';
 
 export const ROOT = resolve(__dirname, '..', '..', '..');
 export const PACKAGE_NAME: string = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { name: string }).name;
+
+/** What the examples' function nodes load (mqtt-scale-out writes to PostgreSQL). */
+const EXAMPLE_FUNCTION_MODULES = ['pg'];
 
 const READY_TIMEOUT_MS = 60_000;
 const STOP_GRACE_MS = 5_000;
@@ -47,7 +51,8 @@ function settingsFile(port: number, extra: Record<string, unknown>): string {
     // Nothing may reach beyond loopback: no telemetry, update check, palette catalogue or tours.
     telemetry: { enabled: false, updateNotification: false },
     diagnostics: { enabled: false, ui: false },
-    externalModules: { palette: { allowInstall: false, allowUpdate: false, allowUpload: false } },
+    // The examples' function modules (pg) are provided, never installed.
+    externalModules: { palette: { allowInstall: false, allowUpdate: false, allowUpload: false }, modules: { allowInstall: false } },
     editorTheme: { tours: false, palette: { catalogues: [] }, projects: { enabled: false } },
     logging: { console: { level: 'info', metrics: false, audit: false } },
     ...extra,
@@ -60,6 +65,7 @@ export async function startNodeRed(options: StartOptions = {}): Promise<NodeRedS
   const link = join(userDir, 'node_modules', ...PACKAGE_NAME.split('/'));
   mkdirSync(dirname(link), { recursive: true });
   symlinkSync(ROOT, link, 'dir');
+  provideFunctionModules(userDir, EXAMPLE_FUNCTION_MODULES);
   writeFileSync(join(userDir, 'flows.json'), JSON.stringify(options.flows ?? []));
 
   let lastError: unknown;
