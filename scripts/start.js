@@ -53,6 +53,20 @@ function installPack() {
   fs.mkdirSync(path.dirname(link), { recursive: true });
   fs.rmSync(link, { recursive: true, force: true });
   fs.symlinkSync(root, link, 'dir');
+  // Declared in the user directory's package.json too: when a flow's function
+  // node needs a module Node-RED does not know, it runs \`npm install\` there,
+  // and npm removes from node_modules whatever package.json does not list.
+  const dependencies = { [pkg.name]: `file:${root}` };
+  // The scale-out example's function node loads pg: given from this checkout
+  // (a devDependency) when it is here, so importing that example installs nothing.
+  const pg = path.join(root, 'node_modules', 'pg');
+  if (fs.existsSync(path.join(pg, 'package.json'))) {
+    const pgLink = path.join(userDir, 'node_modules', 'pg');
+    fs.rmSync(pgLink, { recursive: true, force: true });
+    fs.symlinkSync(pg, pgLink, 'dir');
+    dependencies.pg = `file:${pg}`;
+  }
+  fs.writeFileSync(path.join(userDir, 'package.json'), JSON.stringify({ name: 'node-red-dedup-dev', private: true, dependencies }, null, 2));
 }
 
 /** Examples that cannot run without a broker, Redis and a database: imported by hand, never deployed here. */
