@@ -10,7 +10,6 @@ import {
   helper,
   loadDedup,
   runtimeSettings,
-  sleep,
   startServer,
   stopServer,
   until,
@@ -18,6 +17,7 @@ import {
   type Msg,
   type StoreKind,
 } from '../support/node-red-helper';
+import { ttlPassage } from '../support/ttl-passage';
 import { freePort } from '../support/redis-server';
 import { assertReconciled, countsOf, deliver, type Counts, type Outcome } from '../support/sensor-delivery';
 
@@ -201,15 +201,19 @@ function storeSuite(store: StoreKind): void {
     });
 
     it('admits a key again once ttlSeconds have passed', async function () {
-      this.timeout(10_000);
-      const h = await load(store, { ttlSeconds: '1' });
-      const reading = bin(41, 62.5);
-      assert.equal((await deliver(h, reading)).admitted.length, 1);
-      assert.equal((await deliver(h, { ...reading })).second[0]?.dedup?.decision, 'suppressed');
-      await sleep(1200);
-      const again = await deliver(h, [{ ...reading }]);
-      assert.equal(admittedBurst(again).readings.length, 1);
-      audit(again, { received: 1, unique: 1, duplicates_suppressed: 0, rejected: 0 });
+      const time = ttlPassage(store);
+      try {
+        const h = await load(store, { ttlSeconds: '1' });
+        const reading = bin(41, 62.5);
+        assert.equal((await deliver(h, reading)).admitted.length, 1);
+        assert.equal((await deliver(h, { ...reading })).second[0]?.dedup?.decision, 'suppressed');
+        await time.pass(1000, h.keyPrefix);
+        const again = await deliver(h, [{ ...reading }]);
+        assert.equal(admittedBurst(again).readings.length, 1);
+        audit(again, { received: 1, unique: 1, duplicates_suppressed: 0, rejected: 0 });
+      } finally {
+        time.restore();
+      }
     });
 
     it('reports each bad reading of a burst to a Catch node and admits the rest', async function () {

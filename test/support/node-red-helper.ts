@@ -171,6 +171,8 @@ export interface DedupHarness {
   caught: Msg[];
   completed: Msg[];
   statuses: Msg[];
+  /** The Redis store's key prefix ('' with the memory store). */
+  keyPrefix: string;
   send(payload: unknown, extra?: Partial<Msg>): void;
 }
 
@@ -232,6 +234,7 @@ export async function loadDedup(
     caught: collect('out-caught'),
     completed: collect('out-completed'),
     statuses: collect('out-status'),
+    keyPrefix: flow.find((n) => n.id === 'conn')?.keyPrefix as string | undefined ?? '',
     send: (payload, extra = {}) => node('dedup').receive({ payload, ...extra }),
   };
 }
