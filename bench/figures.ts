@@ -17,6 +17,7 @@ import type { Plan } from './plan';
 import { ROOT } from './runtime';
 import type { SavingResult } from './saving';
 import type { ScriptCostResult } from './script-cost';
+import type { ProfileSummary } from './profile';
 import { median } from './stats';
 import type { TrialResult } from './worker';
 
@@ -64,6 +65,8 @@ export interface RunData {
   tune: TuneOutcome;
   /** The script alone (script-cost.ts); undefined when not run. */
   script: ScriptCostResult | undefined;
+  /** Where Node-RED's main thread spends a message (profile.ts); empty when not run. */
+  profile: ProfileSummary[];
   /** What counting for Prometheus adds (metrics-cost.ts); undefined when not run. */
   metrics: MetricsCostResult | undefined;
   /** The figures of the run before (bench/figures.json), for issue 20's table. */

@@ -6,9 +6,11 @@
  * run to show.
  */
 import { existsSync, readFileSync, writeFileSync } from 'fs';
+import os from 'os';
 import { join } from 'path';
 import * as figures from './figures';
 import type { FiguresFile, RunData } from './figures';
+import { PLACES } from './profile';
 import { markdownTable, median } from './stats';
 
 
@@ -102,7 +104,77 @@ export function issue20Section(data: RunData, previous: FiguresFile | undefined)
     '',
     markdownTable(['figure', 'this run', 'run before', 'target', ''], rows),
     '',
+    ...inTheWay(data, now),
   ];
+}
+
+/** The profile part's split of the Redis store's main-thread cost over the memory store's, as a sentence; '' when not profiled. */
+function profiled(data: RunData): string {
+  const redis = data.profile.find((p) => p.line === 'sw-redis');
+  const memory = data.profile.find((p) => p.line === 'sw-memory');
+  if (redis === undefined || memory === undefined) return '';
+  const diff = PLACES.map((place) => ({ place, us: redis.usPerUnit[place] - memory.usPerUnit[place] })).sort((a, b) => b.us - a.us);
+  const total = diff.reduce((sum, d) => sum + d.us, 0);
+  const top = diff[0];
+  const parts = diff.filter((d) => Math.abs(d.us) >= 0.05).map((d) => `${d.place} ${d.us >= 0 ? '+' : ''}${d.us.toFixed(2)}`);
+  return ` Profiled (the main thread, section "Where Node-RED's main thread spends a message"), a message with the Redis store takes ${total >= 0 ? '+' : ''}${total.toFixed(2)} µs over one with the memory store: ${parts.join(', ')} µs. ${top !== undefined && total > 0 && top.us > total / 2 ? `Most of it is ${top.place}.` : 'No one place holds most of it.'}`;
+}
+
+function missed(id: string, now: Record<string, number>): boolean {
+  const f = FIGURES.find((x) => x.id === id);
+  const v = now[id];
+  if (f === undefined || v === undefined) return false;
+  return f.target.op === '<=' ? v > f.target.value : v < f.target.value;
+}
+
+/**
+ * For each target missed, what stands in the way, in this run's own
+ * figures: the floor under the script, how the two sides share the cores,
+ * where a paced message waits.
+ */
+function inTheWay(data: RunData, now: Record<string, number>): string[] {
+  const us = (x: number): string => `${x.toFixed(2)} µs`;
+  const lines: string[] = [];
+  const script = data.script;
+  if (script && (missed('fixedCpuPerCall', now) || missed('scriptUsPerDecision', now))) {
+    const floor = script.floor.cpuUsPerCall;
+    lines.push(
+      `- **A call's fixed cost.** A script that does nothing but return a reply of the same size costs Redis ${us(floor)} of CPU per one-ping call (script time ${us(script.floor.scriptUsPerCall)}), the same calls to the real script ${us(script.cpu.fixedUs)} beyond their ping: ${us(script.cpu.fixedUs - floor)} is the script's own work per call (the epoch's GET, unpacking the rule and the call, its tables), the rest Redis' own for any EVALSHA of this shape. ${floor >= (FIGURES.find((f) => f.id === 'fixedCpuPerCall')?.target.value ?? 8) ? 'The floor alone is over the target, so no change to the script can meet it here; fewer calls can (the tick batcher already makes one call per turn, and more pings per call as the rate grows).' : 'The script can come closer to the floor by doing less per call.'} Per ping the script costs ${us(script.cpu.perPingUs)} of CPU alone, at 500 pings per call ${us(scriptRow(data, 500).cpu)}.`,
+    );
+  }
+  const node = (line: 'sw-redis' | 'sw-memory' | 'filter' | 'sr-redis' | 'sr-memory'): number => figures.cpuPerUnit(data.trials.get(line), 'node');
+  const redisSide = figures.cpuPerUnit(data.trials.get('sw-redis'), 'redis');
+  if (missed('redisOverFilter', now) || missed('nodeCpuOverFilter', now)) {
+    const [withRedis, memory, filter] = [node('sw-redis'), node('sw-memory'), node('filter')];
+    const filterRate = median(figures.rates(data.trials.get('filter')));
+    const ceiling = 2 / ((withRedis + redisSide) * 1e-6);
+    lines.push(
+      `- **Node-RED and Redis on the same cores.** Flat out a decision costs ${us(withRedis)} of Node-RED CPU and ${us(redisSide)} of Redis CPU with the Redis store, ${us(memory)} with the memory store and ${us(filter)} with the filter. The client's part of a Redis decision (packing the call, ioredis, decoding the reply, the message's second turn and the garbage of all of it) is the ${us(withRedis - memory)} over the memory store; the node's own work, common to both stores, the ${us(memory - filter)} of the memory store over the filter. On this machine's ${os.cpus().length} cores, with both sides perfectly overlapped, ${(withRedis + redisSide).toFixed(2)} µs of CPU per decision allow at most ${Math.round(ceiling).toLocaleString('en-US')} decisions a second: ${(ceiling / filterRate).toFixed(2)}x the filter's ${Math.round(filterRate).toLocaleString('en-US')}, before any wait. With Redis on cores of its own the ceiling is Node-RED's side alone.${profiled(data)}`,
+    );
+  }
+  if (missed('sensorRedisOverMemory', now)) {
+    lines.push(
+      `- **Sensor node.** A reading costs ${us(node('sr-redis'))} of Node-RED CPU and ${us(figures.cpuPerUnit(data.trials.get('sr-redis'), 'redis'))} of Redis CPU with Redis, ${us(node('sr-memory'))} with the memory store: the same cores again carry both sides.`,
+    );
+  }
+  for (const rate of [20_000, 50_000]) {
+    if (!missed(`pacedRedisP99at${rate / 1000}k`, now)) continue;
+    const phase = figures.pacedPhase(data, 'sw-redis', rate);
+    if (phase?.batcherWait === undefined || phase.callRoundTrip === undefined) continue;
+    const busy = ((phase.nodeCpuUsPerMsg + (phase.redisCpuUsPerMsg ?? 0)) * rate) / 1e6;
+    lines.push(
+      `- **Paced, ${rate.toLocaleString('en-US')} msg/s.** p99 ${phase.latency.p99.toFixed(1)} ms: a ping waited up to ${phase.batcherWait.p99.toFixed(2)} ms (p99) in the tick batcher and its call's round trip took up to ${phase.callRoundTrip.p99.toFixed(2)} ms (p99), ${(phase.pingsPerCall ?? 0).toFixed(1)} pings per call; the generator itself ran ${phase.generatorLag.p99.toFixed(2)} ms late at p99. Node-RED and Redis together kept ${busy.toFixed(2)} of the ${os.cpus().length} cores busy, with the generator on them too: the tail is time a ready process waited for a core.`,
+    );
+  }
+  for (const rate of [2_000, 20_000, 50_000]) {
+    if (!missed(`pacedMemoryOverFilterAt${rate / 1000}k`, now)) continue;
+    const [mem, filter] = [figures.pacedPhase(data, 'sw-memory', rate), figures.pacedPhase(data, 'filter', rate)];
+    if (mem === undefined || filter === undefined) continue;
+    lines.push(
+      `- **Memory store, paced ${rate.toLocaleString('en-US')} msg/s.** p99 ${mem.latency.p99.toFixed(2)} ms against the filter's ${filter.latency.p99.toFixed(2)} ms, at ${mem.nodeCpuUsPerMsg.toFixed(1)} and ${filter.nodeCpuUsPerMsg.toFixed(1)} µs of CPU per message; the generator ran ${mem.generatorLag.p99.toFixed(2)} and ${filter.generatorLag.p99.toFixed(2)} ms late at p99 in the two lines: the event loop's own stalls, outside the node, are of the same order as the difference (the run before's difference is in the table).`,
+    );
+  }
+  return lines.length === 0 ? [] : ['### What stands in the way of the targets missed', '', ...lines, ''];
 }
 
 /** Keeps this run's figures for the next run, and the previous value of each figure this run did not measure. */

@@ -20,6 +20,7 @@ export const PARTS = [
   { name: 'fleet', runs: 'fleet.ts', measures: '1,000 to 1,000,000 assets' },
   { name: 'horizontal', runs: 'horizontal.ts, paced.ts', measures: '1 and 2 Node-RED processes on one server and on a 3-primary Cluster, and the Redis latency line on that Cluster' },
   { name: 'tune', runs: 'tune.ts', measures: 'the dedup-tune grid line' },
+  { name: 'profile', runs: 'worker.ts', measures: "where Node-RED's main thread spends a message: one profiled trial each of the filter and the sliding-window node on both stores" },
   {
     name: 'rounds',
     runs: 'worker.ts, eval-load.ts',

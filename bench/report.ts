@@ -11,6 +11,7 @@ import type { SavingResult } from './saving';
 import type { PacedLine, PacedPhase } from './paced';
 import { issue20Section } from './issue20';
 import { metricsCostLines } from './metrics-cost';
+import { profileTable } from './profile';
 import { scriptCostTable } from './script-cost';
 import { sizingFigures, sizingTable } from './sizing';
 import { bytes, markdownTable, max, median, micros, millis, min, thousands, times } from './stats';
@@ -315,6 +316,14 @@ function scriptSection(data: RunData): string[] {
   ]);
 }
 
+function profileSection(data: RunData): string[] {
+  return partSection("Where Node-RED's main thread spends a message (bench/profile.ts)", data.profile.length === 0 ? undefined : [
+    `One trial of each line (${thousands(data.plan.units)} messages handed over at once, as in the throughput lines) under V8's sampling profiler, in a process of its own; each sample counted to the place its function's file is in, divided by the messages. The main thread only: the garbage collector's helper threads and Redis are not in it. Profiled trials run slower, so they are not among the throughput figures.`,
+    '',
+    profileTable(data.profile),
+  ]);
+}
+
 function metricsSection(data: RunData): string[] {
   const m = data.metrics;
   return partSection('Counting for Prometheus (bench/metrics-cost.ts)', m && [
@@ -404,6 +413,7 @@ export function renderReport(data: RunData): string {
     ...memorySection(data),
     ...savingSection(data),
     ...scriptSection(data),
+    ...profileSection(data),
     ...metricsSection(data),
     ...tuneSection(data),
     '## Sizing a deployment',

@@ -24,8 +24,8 @@
  * (the script part, see script-cost.ts).
  */
 import { spawnSync } from 'child_process';
-import { mkdirSync, writeFileSync } from 'fs';
-import { loadavg } from 'os';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'fs';
+import { loadavg, tmpdir } from 'os';
 import { join } from 'path';
 import Redis from 'ioredis';
 import { startRedisCluster, type RedisClusterHandle } from '../test/support/redis-cluster';
@@ -40,6 +40,7 @@ import { redisBytesPerEntry } from './memory';
 import type { MetricsCostJob, MetricsCostResult } from './metrics-cost';
 import type { PacedJob, PacedLine, PacedPhase, PacedResult } from './paced';
 import { planFrom, type Plan, type Section } from './plan';
+import { summarizeProfile } from './profile';
 import { startOwnRedis } from './redis';
 import { renderReport } from './report';
 import { ROOT } from './runtime';
@@ -60,6 +61,9 @@ const ROUND: LineId[] = [
 ];
 
 /** The quick run's round: the same lines, with a filter trial on one side of each ratio line only. */
+/** The lines the profile part profiles: the filter, and the sliding-window node on each store. */
+const PROFILED_LINES: LineId[] = ['filter', 'sw-memory', 'sw-redis'];
+
 const QUICK_ROUND: LineId[] = [
   'filter', 'passthrough', 'sw-memory', 'filter', 'sw-redis', 'naive', 'filter',
   'sr-memory', 'sr-redis', 'sr-memory-confirm', 'sr-redis-confirm', 'sr-nested',
@@ -200,6 +204,23 @@ const RUNNERS: Record<Section, (b: Bench) => Promise<void>> = {
     log(`  tune ${data.tune.status}`);
   },
 
+  async profile({ plan, data, standalone, admin, part }) {
+    const dir = mkdtempSync(join(tmpdir(), 'dedup-bench-profile-'));
+    try {
+      for (const line of PROFILED_LINES) {
+        await part(`profile ${line}`, async () => {
+          const job: TrialJob = { line, redis: standalone, units: plan.units, assets: 1000, devices: plan.devices, warmups: plan.warmups, warmupUnits: plan.warmupUnits };
+          const result = await startChild<TrialResult>('worker.ts', job, undefined, { ...process.env, BENCH_PROFILE_DIR: dir }).answer;
+          data.profile.push(summarizeProfile(join(dir, `${line}.cpuprofile`), line, result.units));
+          log(`  profile ${line.padEnd(9)} ${thousands(result.perSecond).padStart(9)} /s (profiled)`);
+        });
+        await admin.flushall();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+
   async rounds({ plan, data, standalone, port, admin, sha, part }) {
     const round = plan.quick ? QUICK_ROUND : ROUND;
     const job = { units: plan.units, assets: 1000, devices: plan.devices, warmups: plan.warmups, warmupUnits: plan.warmupUnits };
@@ -269,6 +290,7 @@ async function main(): Promise<void> {
     horizontal: [],
     tune: { status: 'skipped' },
     script: undefined,
+    profile: [],
     metrics: undefined,
     previousFigures: readPreviousFigures(),
     failures: [],

@@ -69,7 +69,17 @@ export interface ScriptCostResult {
   cpu: { fixedUs: number; perPingUs: number };
   /** SHA-256 (first 16 hex digits) of every reply, in order. */
   digest: string;
+  /**
+   * The floor: the same one-ping calls to a script that does no work and
+   * returns a reply of the same size (FLOOR_LUA). What Redis charges for
+   * any EVALSHA of this shape: reading the command, the script's lookup and
+   * its KEYS and ARGV tables, the reply, the socket.
+   */
+  floor: { scriptUsPerCall: number; cpuUsPerCall: number };
 }
+
+/** The floor's script: no reads, no writes, no decision; a reply as long as the real one. */
+const FLOOR_LUA = "return string.rep('\\0', 34 * (#KEYS - 1))";
 
 export const SIZES = [1, 10, 100, 500];
 const ASSETS = 10_000;
@@ -195,6 +205,17 @@ export async function scriptCost(job: ScriptCostJob, port: number): Promise<Scri
       }
       rows.push(best as ScriptCostRow);
     }
+    const floorCaller = new Caller(client, (await client.script('LOAD', FLOOR_LUA)) as string);
+    let floor: ScriptCostResult['floor'] | undefined;
+    for (let r = 0; r < job.repeats; r++) {
+      const calls: (string | Buffer)[][] = [];
+      for (let c = 0; c < Math.round(job.pings / 4 / job.repeats); c++) calls.push(floorCaller.args([ping(seq++)]));
+      await client.config('RESETSTAT');
+      const cpu0 = await redisCpuSeconds(client);
+      await floorCaller.run(calls);
+      const cpuUsPerCall = (((await redisCpuSeconds(client)) - cpu0) * 1e6) / calls.length;
+      if (floor === undefined || cpuUsPerCall < floor.cpuUsPerCall) floor = { scriptUsPerCall: await evalshaUsPerCall(client), cpuUsPerCall };
+    }
     const written = await client.keys(`${PREFIX}*`);
     if (written.length > 0) await client.del(...written);
     return {
@@ -203,6 +224,7 @@ export async function scriptCost(job: ScriptCostJob, port: number): Promise<Scri
       script: fit(rows, (r) => r.scriptUsPerCall),
       cpu: fit(rows, (r) => r.cpuUsPerCall),
       digest: caller.digest(),
+      floor: floor ?? { scriptUsPerCall: Number.NaN, cpuUsPerCall: Number.NaN },
     };
   } finally {
     client.disconnect();
@@ -220,6 +242,8 @@ export function scriptCostTable(r: ScriptCostResult): string {
     table,
     '',
     `Through the 1- and the 500-ping calls: script time ${f(r.script.fixedUs)} µs per call + ${f(r.script.perPingUs)} µs per ping; Redis CPU ${f(r.cpu.fixedUs)} µs per call + ${f(r.cpu.perPingUs)} µs per ping (Redis ${r.redisVersion}; digest of the replies ${r.digest}).`,
+    '',
+    `The floor, the same one-ping calls to a script that does nothing but return a reply of the same size: script time ${f(r.floor.scriptUsPerCall)} µs and Redis CPU ${f(r.floor.cpuUsPerCall)} µs per call. That much of a call's fixed cost is Redis' own for any EVALSHA of this shape (reading the command, looking the script up, building its KEYS and ARGV tables, writing the reply, the socket); the script's own work per call (the epoch's GET, unpacking the rule, its tables) is the rest, ${f(r.cpu.fixedUs - r.floor.cpuUsPerCall)} µs of CPU.`,
   ].join('\n');
 }
 
