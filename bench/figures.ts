@@ -133,6 +133,6 @@ export function ratiosByRound(a: readonly Trial[] | undefined, b: readonly Trial
   return out;
 }
 
-export function pacedPhase(data: RunData, line: PacedLine, rate: number, target: 'server' | 'cluster' = 'server'): PacedPhase | undefined {
-  return data.paced.find((p) => p.line === line && p.target === target)?.phases.find((p) => p.rate === rate);
+export function pacedPhase(data: RunData, line: PacedLine, rate: number, target: 'server' | 'cluster' = 'server', warmup: 'burst' | 'small' = 'burst'): PacedPhase | undefined {
+  return data.paced.find((p) => p.line === line && p.target === target && (p.warmup ?? 'burst') === warmup)?.phases.find((p) => p.rate === rate);
 }

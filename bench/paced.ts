@@ -46,6 +46,12 @@ export interface PacedJob {
   assets: number;
   /** A burst of this many messages first, to warm the JIT (as the throughput trials do). */
   warmupUnits: number;
+  /**
+   * 'burst' (the default): the warm-up above is a burst of tens of
+   * thousands. 'small': a few hundred, so the rates are measured without a
+   * burst before them (see calmWarmupUnits in bench/plan.ts).
+   */
+  warmup?: 'burst' | 'small';
 }
 
 export interface Spread {
@@ -75,6 +81,7 @@ export interface PacedResult {
   line: PacedLine;
   /** Where the Redis line kept its records. */
   target: 'server' | 'cluster';
+  warmup: 'burst' | 'small';
   phases: PacedPhase[];
 }
 
@@ -297,7 +304,7 @@ export async function runPaced(job: PacedJob): Promise<PacedResult> {
       });
       gc();
     }
-    return { line: job.line, target: job.redis.mode === 'cluster' ? 'cluster' : 'server', phases };
+    return { line: job.line, target: job.redis.mode === 'cluster' ? 'cluster' : 'server', warmup: job.warmup ?? 'burst', phases };
   } finally {
     await runtime.stop();
     for (const a of admins) a.disconnect();

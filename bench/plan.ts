@@ -66,6 +66,13 @@ export interface Plan {
   metricsMessages: number;
   paced: { rates: number[]; seconds: number; settleSeconds: number; warmupUnits: number };
   /**
+   * The Redis line once more at the busy rates, warmed up with this many
+   * messages instead of a burst: after a burst of tens of thousands V8
+   * allocates the objects that wait on Redis in the old generation, and the
+   * tail latency that follows is the burst's as much as the rate's.
+   */
+  calm: { rates: number[]; warmupUnits: number };
+  /**
    * The Redis line on the Cluster: a quiet rate, a busy one, and issue
    * 21's 20,000 msg/s target (a call carries the pings of one of the 12
    * buckets of a turn, so a busier instance pays less per decision).
@@ -127,6 +134,7 @@ export function planFrom(argv: readonly string[]): Plan {
       settleSeconds: quick ? 0.3 : 2,
       warmupUnits: quick ? 10_000 : 50_000,
     },
+    calm: { rates: [20_000, 50_000], warmupUnits: 1_000 },
     pacedClusterRates: [2_000, 10_000, 20_000],
     pacedClusterSeconds: quick ? 1 : numberFrom('BENCH_LATENCY_S', 30),
     fleet: { sizes: quick ? [1_000, 100_000] : [1_000, 100_000, 1_000_000], units: quick ? 30_000 : 200_000, batches: 3, warmupUnits: quick ? 10_000 : 20_000 },

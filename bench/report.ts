@@ -129,6 +129,16 @@ export function latencySection(data: RunData): string[] {
       ]);
     }
   }
+  for (const rate of data.plan.calm.rates) {
+    const p = pacedPhase(data, 'sw-redis', rate, 'server', 'small');
+    if (p === undefined) continue;
+    const filter = pacedPhase(data, 'filter', rate);
+    const overFilter = filter === undefined ? Number.NaN : p.latency.p99 - filter.latency.p99;
+    rows.push([
+      thousands(rate), `${PACED_LABELS['sw-redis']}, no burst before`, thousands(p.achievedRate), millis(p.latency.p50), millis(p.latency.p99), millis(p.latency.max),
+      `${overFilter >= 0 ? '+' : ''}${millis(overFilter)}`, '', '', micros(p.nodeCpuUsPerMsg), micros(p.redisCpuUsPerMsg), `${millis(p.generatorLag.p99)} / ${millis(p.generatorLag.max)}`,
+    ]);
+  }
   for (const p of data.paced.find((r) => r.target === 'cluster')?.phases ?? []) {
     rows.push([
       thousands(p.rate), `sliding-window, Redis Cluster (${data.plan.horizontal.primaries} primaries)`, thousands(p.achievedRate), millis(p.latency.p50), millis(p.latency.p99), millis(p.latency.max),
@@ -155,7 +165,7 @@ export function latencySection(data: RunData): string[] {
   return [
     '## Latency under steady load (issue 15, line 1)',
     '',
-    `Each line in a fresh Node-RED process, fed at a steady rate: every millisecond the harness makes the messages due by then (1,000 vehicles, the throughput lines\' data) and fires them; ${plan.seconds} s recorded per rate after ${plan.settleSeconds} s unrecorded, after one warm-up burst of ${thousands(plan.warmupUnits)}. Latency: from the making of a message to its arrival at the node after the node under test, every message recorded. Generator lag: how late the making ticks ran behind schedule; when it is large, something held the event loop (the message was not even made yet), and the latency figures understate what a message from outside would have seen; when the achieved rate is more than 3 % short of the rate, the line was not fed at that rate and gets no verdict. CPU: per message at that rate, idle time included (Redis: every primary's). The Cluster rows come from the horizontal part, on its Cluster, at ${data.plan.pacedClusterRates.map(thousands).join(' and ')} msg/s (${data.plan.pacedClusterSeconds} s recorded each; a Cluster call carries the pings of one of its 12 key buckets, and this machine cannot feed a Cluster 50,000 a second).`,
+    `Each line in a fresh Node-RED process, fed at a steady rate: every millisecond the harness makes the messages due by then (1,000 vehicles, the throughput lines\' data) and fires them; ${plan.seconds} s recorded per rate after ${plan.settleSeconds} s unrecorded, after one warm-up burst of ${thousands(plan.warmupUnits)}. The rows "no burst before" run the Redis line again in a process warmed up with ${thousands(data.plan.calm.warmupUnits)} messages only: after a burst of tens of thousands, V8 allocates the objects that wait on Redis (a message, its closures, its reply) in the old generation, which only a major collection frees, and the tail that follows is the burst's as much as the rate's. Latency: from the making of a message to its arrival at the node after the node under test, every message recorded. Generator lag: how late the making ticks ran behind schedule; when it is large, something held the event loop (the message was not even made yet), and the latency figures understate what a message from outside would have seen; when the achieved rate is more than 3 % short of the rate, the line was not fed at that rate and gets no verdict. CPU: per message at that rate, idle time included (Redis: every primary's). The Cluster rows come from the horizontal part, on its Cluster, at ${data.plan.pacedClusterRates.map(thousands).join(' and ')} msg/s (${data.plan.pacedClusterSeconds} s recorded each; a Cluster call carries the pings of one of its 12 key buckets, and this machine cannot feed a Cluster 50,000 a second).`,
     '',
     markdownTable(['msg/s', 'line', 'achieved', 'p50 ms', 'p99 ms', 'max ms', 'p99 vs filter', 'target', '', 'Node-RED CPU µs/msg', 'Redis CPU µs/msg', 'generator lag p99 / max ms'], rows),
     '',

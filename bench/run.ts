@@ -138,6 +138,13 @@ const RUNNERS: Record<Section, (b: Bench) => Promise<void>> = {
       });
       await admin.flushall();
     }
+    await part('latency sw-redis, no burst before', async () => {
+      const job: PacedJob = { line: 'sw-redis', redis: standalone, redisPorts: [port], assets: 1000, ...plan.paced, rates: plan.calm.rates, warmupUnits: plan.calm.warmupUnits, warmup: 'small' };
+      const result = await runChild<PacedResult>('paced.ts', job);
+      data.paced.push(result);
+      for (const p of result.phases) log(latencyLine('sw-redis (no burst)', p, `max ${p.latency.max.toFixed(1)} ms`));
+    });
+    await admin.flushall();
   },
 
   async fleet({ plan, data, port, admin, part }) {
