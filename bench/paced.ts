@@ -49,7 +49,7 @@ export interface PacedJob {
   /**
    * 'burst' (the default): the warm-up above is a burst of tens of
    * thousands. 'small': a few hundred, so the rates are measured without a
-   * burst before them (see calmWarmupUnits in bench/plan.ts).
+   * burst before them (see `calm` in bench/plan.ts).
    */
   warmup?: 'burst' | 'small';
 }

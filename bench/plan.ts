@@ -67,9 +67,9 @@ export interface Plan {
   paced: { rates: number[]; seconds: number; settleSeconds: number; warmupUnits: number };
   /**
    * The Redis line once more at the busy rates, warmed up with this many
-   * messages instead of a burst: after a burst of tens of thousands V8
-   * allocates the objects that wait on Redis in the old generation, and the
-   * tail latency that follows is the burst's as much as the rate's.
+   * messages instead of a burst: after a burst of tens of thousands V8 can
+   * allocate the objects that wait on Redis in the old generation, and this
+   * tells that effect on the tail from the rate's.
    */
   calm: { rates: number[]; warmupUnits: number };
   /**
