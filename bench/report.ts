@@ -169,6 +169,7 @@ export function latencySection(data: RunData): string[] {
     '',
     markdownTable(['msg/s', 'line', 'achieved', 'p50 ms', 'p99 ms', 'max ms', 'p99 vs filter', 'target', '', 'Node-RED CPU µs/msg', 'Redis CPU µs/msg', 'generator lag p99 / max ms'], rows),
     '',
+    ...clusterAgainstServer(data),
     '### Where a Redis-store message waits',
     '',
     split.length > 0
@@ -177,6 +178,34 @@ export function latencySection(data: RunData): string[] {
     '',
     batching,
     '',
+  ];
+}
+
+/**
+ * Issue 21's targets for the Cluster line: at its busiest paced rate, what a
+ * decision costs each side on the Cluster against one server at the same
+ * rate, and the p99; when one is missed, what stands in the way.
+ */
+function clusterAgainstServer(data: RunData): string[] {
+  const rate = Math.max(...data.plan.pacedClusterRates);
+  const cluster = pacedPhase(data, 'sw-redis', rate, 'cluster');
+  const server = pacedPhase(data, 'sw-redis', rate);
+  if (cluster === undefined || server === undefined) return [];
+  const node = cluster.nodeCpuUsPerMsg / server.nodeCpuUsPerMsg;
+  const redis = (cluster.redisCpuUsPerMsg ?? Number.NaN) / (server.redisCpuUsPerMsg ?? Number.NaN);
+  const rows = [
+    ['Node-RED CPU per decision, Cluster / one server', `${micros(cluster.nodeCpuUsPerMsg)} / ${micros(server.nodeCpuUsPerMsg)} µs = ${node.toFixed(2)}x`, '<= 1.5x', verdictAtMost(node, 1.5)],
+    ['Redis CPU per decision (every primary), Cluster / one server', `${micros(cluster.redisCpuUsPerMsg)} / ${micros(server.redisCpuUsPerMsg)} µs = ${redis.toFixed(2)}x`, '<= 2x', verdictAtMost(redis, 2)],
+    ['p99 on the Cluster', `${millis(cluster.latency.p99)} ms`, '<= 20 ms', verdictAtMost(cluster.latency.p99, 20)],
+  ];
+  const perCall = cluster.pingsPerCall !== undefined && server.pingsPerCall !== undefined ? ` A Cluster call carried ${cluster.pingsPerCall.toFixed(1)} pings, a call to one server ${server.pingsPerCall.toFixed(1)}: a call's fixed cost (packing it, the ioredis command, its reply and promise on the client; reading it and running the script on the server) is paid that much more often per decision on the Cluster.` : '';
+  const missed = node > 1.5 || redis > 2 || cluster.latency.p99 > 20;
+  return [
+    `### The Cluster against one server, ${thousands(rate)} msg/s (issue 21)`,
+    '',
+    markdownTable(['figure', 'this run', 'target', ''], rows),
+    '',
+    ...(missed ? [`What stands in the way:${perCall || ' the pings per call were not measured in this run.'}`, ''] : perCall ? [perCall.trim(), ''] : []),
   ];
 }
 
