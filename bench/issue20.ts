@@ -10,7 +10,7 @@ import os from 'os';
 import { join } from 'path';
 import * as figures from './figures';
 import type { FiguresFile, RunData } from './figures';
-import { PLACES } from './profile';
+import { PLACES, type ProfileSummary } from './profile';
 import { markdownTable, median } from './stats';
 
 
@@ -110,11 +110,18 @@ export function issue20Section(data: RunData, previous: FiguresFile | undefined)
   ];
 }
 
-/** The profile part's split of the Redis store's main-thread cost over the memory store's, as a sentence; '' when not profiled. */
-function profiled(data: RunData): string {
+/** The profile part's summaries of the sliding-window node on each store; undefined when either was not profiled. */
+function storeProfiles(data: RunData): { redis: ProfileSummary; memory: ProfileSummary } | undefined {
   const redis = data.profile.find((p) => p.line === 'sw-redis');
   const memory = data.profile.find((p) => p.line === 'sw-memory');
-  if (redis === undefined || memory === undefined) return '';
+  return redis === undefined || memory === undefined ? undefined : { redis, memory };
+}
+
+/** The profile part's split of the Redis store's main-thread cost over the memory store's, as a sentence; '' when not profiled. */
+function profiled(data: RunData): string {
+  const both = storeProfiles(data);
+  if (both === undefined) return '';
+  const { redis, memory } = both;
   const diff = PLACES.map((place) => ({ place, us: redis.usPerUnit[place] - memory.usPerUnit[place] })).sort((a, b) => b.us - a.us);
   const total = diff.reduce((sum, d) => sum + d.us, 0);
   const top = diff[0];
@@ -122,22 +129,22 @@ function profiled(data: RunData): string {
   return ` Profiled (the main thread, section "Where Node-RED's main thread spends a message"), a message with the Redis store takes ${total >= 0 ? '+' : ''}${total.toFixed(2)} µs over one with the memory store: ${parts.join(', ')} µs. ${top !== undefined && total > 0 && top.us > total / 2 ? `Most of it is ${top.place}.` : 'No one place holds most of it.'}`;
 }
 
-/** The same rate without the warm-up burst, when it was measured, and the garbage collection the profile charged to the Redis store. */
+/** The same rate without the warm-up burst, when it was measured. */
 function calmNote(data: RunData, rate: number, afterBurst: number): string {
   const calm = figures.pacedPhase(data, 'sw-redis', rate, 'server', 'small');
-  const burst =
-    calm === undefined
-      ? ''
-      : calm.latency.p99 <= 0.7 * afterBurst
-        ? ` Without the warm-up burst before it, the same line's p99 was ${calm.latency.p99.toFixed(1)} ms (${afterBurst.toFixed(1)} after it): a burst can leave V8 allocating the objects that wait on Redis (the message, its closures, its reply) in the old generation outright (allocation-site pretenuring), where only a major collection frees them.`
-        : ` Without the warm-up burst before it, the same line's p99 was ${calm.latency.p99.toFixed(1)} ms (${afterBurst.toFixed(1)} after it): in this run the burst is not what holds the tail up.`;
-  const redis = data.profile.find((p) => p.line === 'sw-redis');
-  const memory = data.profile.find((p) => p.line === 'sw-memory');
-  const gc =
-    redis === undefined || memory === undefined
-      ? ''
-      : ` Profiled flat out, a Redis-store message costs the main thread ${(redis.usPerUnit['garbage collection'] - memory.usPerUnit['garbage collection']).toFixed(2)} µs more garbage collection than a memory-store one (${redis.usPerUnit['garbage collection'].toFixed(2)} against ${memory.usPerUnit['garbage collection'].toFixed(2)}): its objects live across the round trip, and every pause holds every message in the process.`;
-  return burst + gc;
+  if (calm === undefined) return '';
+  return calm.latency.p99 <= 0.7 * afterBurst
+    ? ` Without the warm-up burst before it, the same line's p99 was ${calm.latency.p99.toFixed(1)} ms (${afterBurst.toFixed(1)} after it): a burst can leave V8 allocating the objects that wait on Redis (the message, its closures, its reply) in the old generation outright (allocation-site pretenuring), where only a major collection frees them.`
+    : ` Without the warm-up burst before it, the same line's p99 was ${calm.latency.p99.toFixed(1)} ms (${afterBurst.toFixed(1)} after it): in this run the burst is not what holds the tail up.`;
+}
+
+/** The garbage collection the profile part charges to the Redis store, for the paced lines' tail; '' when not profiled. */
+function gcNote(data: RunData): string {
+  const both = storeProfiles(data);
+  if (both === undefined) return '';
+  const [withRedis, withMemory] = [both.redis.usPerUnit['garbage collection'], both.memory.usPerUnit['garbage collection']];
+  const why = withRedis > withMemory ? ': its objects live across the round trip, and every pause holds every message in the process' : ', so in this run garbage collection does not tell the two stores apart';
+  return `- **Garbage collection, for the paced lines above.** Profiled flat out, garbage collection took ${withRedis.toFixed(2)} µs of the main thread per Redis-store message against ${withMemory.toFixed(2)} per memory-store one${why}.`;
 }
 
 function missed(id: string, now: Record<string, number>): boolean {
@@ -177,6 +184,7 @@ function inTheWay(data: RunData, now: Record<string, number>): string[] {
       `- **Sensor node.** A reading costs ${us(node('sr-redis'))} of Node-RED CPU and ${us(figures.cpuPerUnit(data.trials.get('sr-redis'), 'redis'))} of Redis CPU with Redis, ${us(node('sr-memory'))} with the memory store: the same cores again carry both sides.`,
     );
   }
+  let paced = false;
   for (const rate of [20_000, 50_000]) {
     if (!missed(`pacedRedisP99at${rate / 1000}k`, now)) continue;
     const phase = figures.pacedPhase(data, 'sw-redis', rate);
@@ -185,7 +193,10 @@ function inTheWay(data: RunData, now: Record<string, number>): string[] {
     lines.push(
       `- **Paced, ${rate.toLocaleString('en-US')} msg/s.** p99 ${phase.latency.p99.toFixed(1)} ms: a ping waited up to ${phase.batcherWait.p99.toFixed(2)} ms (p99) in the tick batcher and its call's round trip took up to ${phase.callRoundTrip.p99.toFixed(2)} ms (p99), ${(phase.pingsPerCall ?? 0).toFixed(1)} pings per call; the generator itself ran ${phase.generatorLag.p99.toFixed(2)} ms late at p99. Node-RED and Redis together kept ${busy.toFixed(2)} of the ${os.cpus().length} cores busy, with the generator on them too.${calmNote(data, rate, phase.latency.p99)}`,
     );
+    paced = true;
   }
+  const gc = paced ? gcNote(data) : '';
+  if (gc !== '') lines.push(gc);
   for (const rate of [2_000, 20_000, 50_000]) {
     if (!missed(`pacedMemoryOverFilterAt${rate / 1000}k`, now)) continue;
     const [mem, filter] = [figures.pacedPhase(data, 'sw-memory', rate), figures.pacedPhase(data, 'filter', rate)];

@@ -99,6 +99,18 @@ function throughputSection(data: RunData): string[] {
   ];
 }
 
+function signedMillis(ms: number): string {
+  return `${ms >= 0 ? '+' : ''}${millis(ms)}`;
+}
+
+/** A row of the latency table: rate, line, what it achieved, its spread, the p99 against the filter's, the target and verdict, CPU and generator lag. */
+function pacedRow(p: PacedPhase, label: string, vsFilter: string, target = '', met = ''): string[] {
+  return [
+    thousands(p.rate), label, thousands(p.achievedRate), millis(p.latency.p50), millis(p.latency.p99), millis(p.latency.max),
+    vsFilter, target, met, micros(p.nodeCpuUsPerMsg), micros(p.redisCpuUsPerMsg), `${millis(p.generatorLag.p99)} / ${millis(p.generatorLag.max)}`,
+  ];
+}
+
 export function latencySection(data: RunData): string[] {
   if (data.paced.length === 0) return ['## Latency under steady load (issue 15, line 1)', '', 'Not run.', ''];
   const rows: string[][] = [];
@@ -122,28 +134,17 @@ export function latencySection(data: RunData): string[] {
         target = 'p99 <= 3 ms';
         met = fellBehind(p) ? 'not fed at the rate' : verdictAtMost(p.latency.p99, 3);
       }
-      rows.push([
-        thousands(rate), PACED_LABELS[line], thousands(p.achievedRate), millis(p.latency.p50), millis(p.latency.p99), millis(p.latency.max),
-        line === 'filter' ? '' : `${overFilter >= 0 ? '+' : ''}${millis(overFilter)}`, target, met,
-        micros(p.nodeCpuUsPerMsg), micros(p.redisCpuUsPerMsg), `${millis(p.generatorLag.p99)} / ${millis(p.generatorLag.max)}`,
-      ]);
+      rows.push(pacedRow(p, PACED_LABELS[line], line === 'filter' ? '' : signedMillis(overFilter), target, met));
     }
   }
   for (const rate of data.plan.calm.rates) {
     const p = pacedPhase(data, 'sw-redis', rate, 'server', 'small');
     if (p === undefined) continue;
     const filter = pacedPhase(data, 'filter', rate);
-    const overFilter = filter === undefined ? Number.NaN : p.latency.p99 - filter.latency.p99;
-    rows.push([
-      thousands(rate), `${PACED_LABELS['sw-redis']}, no burst before`, thousands(p.achievedRate), millis(p.latency.p50), millis(p.latency.p99), millis(p.latency.max),
-      `${overFilter >= 0 ? '+' : ''}${millis(overFilter)}`, '', '', micros(p.nodeCpuUsPerMsg), micros(p.redisCpuUsPerMsg), `${millis(p.generatorLag.p99)} / ${millis(p.generatorLag.max)}`,
-    ]);
+    rows.push(pacedRow(p, `${PACED_LABELS['sw-redis']}, no burst before`, signedMillis(filter === undefined ? Number.NaN : p.latency.p99 - filter.latency.p99)));
   }
   for (const p of data.paced.find((r) => r.target === 'cluster')?.phases ?? []) {
-    rows.push([
-      thousands(p.rate), `sliding-window, Redis Cluster (${data.plan.horizontal.primaries} primaries)`, thousands(p.achievedRate), millis(p.latency.p50), millis(p.latency.p99), millis(p.latency.max),
-      '', '', '', micros(p.nodeCpuUsPerMsg), micros(p.redisCpuUsPerMsg), `${millis(p.generatorLag.p99)} / ${millis(p.generatorLag.max)}`,
-    ]);
+    rows.push(pacedRow(p, `sliding-window, Redis Cluster (${data.plan.horizontal.primaries} primaries)`, ''));
   }
   const split: string[][] = [];
   for (const rate of data.plan.paced.rates) {

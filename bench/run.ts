@@ -60,16 +60,21 @@ const ROUND: LineId[] = [
   'sr-memory', 'sr-redis', 'sr-memory-confirm', 'sr-redis-confirm', 'sr-nested',
 ];
 
-/** The quick run's round: the same lines, with a filter trial on one side of each ratio line only. */
 /** The lines the profile part profiles: the filter, and the sliding-window node on each store. */
 const PROFILED_LINES: LineId[] = ['filter', 'sw-memory', 'sw-redis'];
 
+/** The quick run's round: the same lines, with a filter trial on one side of each ratio line only. */
 const QUICK_ROUND: LineId[] = [
   'filter', 'passthrough', 'sw-memory', 'filter', 'sw-redis', 'naive', 'filter',
   'sr-memory', 'sr-redis', 'sr-memory-confirm', 'sr-redis-confirm', 'sr-nested',
 ];
 
 const PACED_LINES: PacedLine[] = ['filter', 'sw-memory', 'sw-redis'];
+
+/** A throughput trial of the line at the plan's size, as the rounds and the profile part run it. */
+function trialJob(plan: Plan, line: LineId, redis: RedisTarget): TrialJob {
+  return { line, redis, units: plan.units, assets: 1000, devices: plan.devices, warmups: plan.warmups, warmupUnits: plan.warmupUnits };
+}
 
 const started = Date.now();
 
@@ -216,8 +221,7 @@ const RUNNERS: Record<Section, (b: Bench) => Promise<void>> = {
     try {
       for (const line of PROFILED_LINES) {
         await part(`profile ${line}`, async () => {
-          const job: TrialJob = { line, redis: standalone, units: plan.units, assets: 1000, devices: plan.devices, warmups: plan.warmups, warmupUnits: plan.warmupUnits };
-          const result = await startChild<TrialResult>('worker.ts', job, undefined, { ...process.env, BENCH_PROFILE_DIR: dir }).answer;
+          const result = await startChild<TrialResult>('worker.ts', trialJob(plan, line, standalone), undefined, { ...process.env, BENCH_PROFILE_DIR: dir }).answer;
           data.profile.push(summarizeProfile(join(dir, `${line}.cpuprofile`), line, result.units));
           log(`  profile ${line.padEnd(9)} ${thousands(result.perSecond).padStart(9)} /s (profiled)`);
         });
@@ -230,15 +234,13 @@ const RUNNERS: Record<Section, (b: Bench) => Promise<void>> = {
 
   async rounds({ plan, data, standalone, port, admin, sha, part }) {
     const round = plan.quick ? QUICK_ROUND : ROUND;
-    const job = { units: plan.units, assets: 1000, devices: plan.devices, warmups: plan.warmups, warmupUnits: plan.warmupUnits };
     let seq = 0;
     for (let r = 1; r <= plan.rounds; r++) {
       const roundStart = Date.now();
       for (const line of round) {
         const trial: Trial = { round: r, seq: seq++ };
         try {
-          const trialJob: TrialJob = { line, redis: standalone, ...job };
-          trial.result = await runChild<TrialResult>('worker.ts', trialJob);
+          trial.result = await runChild<TrialResult>('worker.ts', trialJob(plan, line, standalone));
           if (line === 'filter') data.filterSeq.push({ seq: trial.seq, rate: trial.result.perSecond });
           log(`  round ${r} ${line.padEnd(17)} ${thousands(trial.result.perSecond).padStart(9)} /s`);
         } catch (error) {

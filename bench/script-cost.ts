@@ -61,6 +61,14 @@ export interface ScriptCostRow {
   admitted: number;
 }
 
+/** One timed run of calls. */
+interface RunTiming {
+  calls: number;
+  scriptUsPerCall: number;
+  cpuUsPerCall: number;
+  admittedPings: number;
+}
+
 export interface ScriptCostResult {
   redisVersion: string;
   rows: ScriptCostRow[];
@@ -189,33 +197,30 @@ export async function scriptCost(job: ScriptCostJob, port: number): Promise<Scri
     };
     // Every vehicle has a record before anything is timed.
     await caller.run(callsOf(100, 2 * ASSETS));
-    const rows: ScriptCostRow[] = [];
-    for (const pingsPerCall of job.sizes ?? SIZES) {
-      let best: ScriptCostRow | undefined;
+    /** Times `repeats` runs of fresh calls through `through`, and keeps the one with the least Redis CPU. */
+    const leastCpu = async (through: Caller, makeCalls: () => (string | Buffer)[][]): Promise<RunTiming> => {
+      let best: RunTiming | undefined;
       for (let r = 0; r < job.repeats; r++) {
-        // Fewer pings at one per call: each call is the costly part there.
-        const calls = callsOf(pingsPerCall, (pingsPerCall === 1 ? job.pings / 4 : job.pings) / job.repeats);
-        const admitted0 = caller.admitted;
+        const calls = makeCalls();
+        const admitted0 = through.admitted;
         await client.config('RESETSTAT');
         const cpu0 = await redisCpuSeconds(client);
-        await caller.run(calls);
+        await through.run(calls);
         const cpu = (await redisCpuSeconds(client)) - cpu0;
-        const row = { pingsPerCall, calls: calls.length, scriptUsPerCall: await evalshaUsPerCall(client), cpuUsPerCall: (cpu * 1e6) / calls.length, admitted: (caller.admitted - admitted0) / (calls.length * pingsPerCall) };
-        if (best === undefined || row.cpuUsPerCall < best.cpuUsPerCall) best = row;
+        const run = { calls: calls.length, scriptUsPerCall: await evalshaUsPerCall(client), cpuUsPerCall: (cpu * 1e6) / calls.length, admittedPings: through.admitted - admitted0 };
+        if (best === undefined || run.cpuUsPerCall < best.cpuUsPerCall) best = run;
       }
-      rows.push(best as ScriptCostRow);
+      return best as RunTiming;
+    };
+    const rows: ScriptCostRow[] = [];
+    for (const pingsPerCall of job.sizes ?? SIZES) {
+      // Fewer pings at one per call: each call is the costly part there.
+      const best = await leastCpu(caller, () => callsOf(pingsPerCall, (pingsPerCall === 1 ? job.pings / 4 : job.pings) / job.repeats));
+      const { calls, scriptUsPerCall, cpuUsPerCall, admittedPings } = best;
+      rows.push({ pingsPerCall, calls, scriptUsPerCall, cpuUsPerCall, admitted: admittedPings / (calls * pingsPerCall) });
     }
     const floorCaller = new Caller(client, (await client.script('LOAD', FLOOR_LUA)) as string);
-    let floor: ScriptCostResult['floor'] | undefined;
-    for (let r = 0; r < job.repeats; r++) {
-      const calls: (string | Buffer)[][] = [];
-      for (let c = 0; c < Math.round(job.pings / 4 / job.repeats); c++) calls.push(floorCaller.args([ping(seq++)]));
-      await client.config('RESETSTAT');
-      const cpu0 = await redisCpuSeconds(client);
-      await floorCaller.run(calls);
-      const cpuUsPerCall = (((await redisCpuSeconds(client)) - cpu0) * 1e6) / calls.length;
-      if (floor === undefined || cpuUsPerCall < floor.cpuUsPerCall) floor = { scriptUsPerCall: await evalshaUsPerCall(client), cpuUsPerCall };
-    }
+    const { scriptUsPerCall, cpuUsPerCall } = await leastCpu(floorCaller, () => Array.from({ length: Math.round(job.pings / 4 / job.repeats) }, () => floorCaller.args([ping(seq++)])));
     const written = await client.keys(`${PREFIX}*`);
     if (written.length > 0) await client.del(...written);
     return {
@@ -224,7 +229,7 @@ export async function scriptCost(job: ScriptCostJob, port: number): Promise<Scri
       script: fit(rows, (r) => r.scriptUsPerCall),
       cpu: fit(rows, (r) => r.cpuUsPerCall),
       digest: caller.digest(),
-      floor: floor ?? { scriptUsPerCall: Number.NaN, cpuUsPerCall: Number.NaN },
+      floor: { scriptUsPerCall, cpuUsPerCall },
     };
   } finally {
     client.disconnect();
