@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /*
  * `npm start`: runs the Node-RED that is installed as a devDependency, on
- * http://127.0.0.1:1880, with this pack installed and every example flow
+ * http://127.0.0.1:1880 (or the port in PORT), with this pack installed and every example flow
  * deployed, each on its own tab, except the ones that need servers of their
  * own (NEEDS_SERVERS: mqtt-scale-out wants a broker, Redis and PostgreSQL;
  * it is listed under Import > Examples). The examples use the memory store; with
@@ -100,6 +100,10 @@ function writeSettings() {
     uiPort: ${port},
     flowFile: 'flows.json',
     credentialSecret: false,
+    // Node-RED 4 asks on the editor's first opening whether to check for
+    // updates (its telemetry); answered here, as the tours are turned off,
+    // so the examples are what the editor shows first.
+    telemetry: { enabled: false, updateNotification: false },
     editorTheme: { tours: false },
     logging: { console: { level: 'info', metrics: false, audit: false } }
 };

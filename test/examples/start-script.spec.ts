@@ -137,6 +137,15 @@ describe('npm start (scripts/start.js)', function () {
     assert.doesNotMatch(run.output(), /EADDRINUSE/);
   });
 
+  it("answers Node-RED 4's update-check question in its settings, so the editor opens on the examples", async function () {
+    const run = await npmStart();
+    // The editor asks (a modal over the workspace) while telemetryEnabled is undefined.
+    const response = await fetch(`http://${HOST}:${run.port}/settings`);
+    const settings = (await response.json()) as { telemetryEnabled?: boolean };
+    assert.equal(settings.telemetryEnabled, false);
+    await signalNpmOnly(run);
+  });
+
   it('stops Node-RED when npm alone is killed outright (SIGKILL), its shell left waiting', async function () {
     const run = await npmStart();
     await signalNpmOnly(run, 'SIGKILL');
