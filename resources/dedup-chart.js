@@ -306,7 +306,8 @@
         var x = scale(xMin, xMax, left + 8, right - 8, xMin > 0 && xMax / xMin >= 8);
         var y = scale(0, 1, bottom, top, false);
         var out = [open(W, H, t.title || "", "dedup-chart dedup-chart-ttl")];
-        if (t.title) { out.push(label(left, 15, t.title, "font-weight=\"bold\"")); }
+        // From the chart's left edge, not the plot's: the sidebar's default width leaves no more room.
+        if (t.title) { out.push(label(4, 15, t.title, "font-weight=\"bold\"")); }
         fractionAxis(out, left, right, y, percent);
         // A label per point where there is room, always the last (the node's own).
         var lastLabel = -Infinity;

@@ -343,11 +343,19 @@
         });
     }
 
-    /** A heading that folds the rows under it (class `dedup-fold-<name>`) away, starting folded unless `open`. */
+    /**
+     * A heading that folds the rows under it (class `dedup-fold-<name>`) away, starting folded unless `open`.
+     * Node-RED's i18n pass sets the text of an element with `data-i18n`, dropping whatever else it holds,
+     * and may run after oneditprepare: so the text moves into a span of its own, beside the caret.
+     */
     function foldingSection(name, open) {
         var heading = $("#dedup-fold-" + name);
         var rows = $(".dedup-fold-" + name);
-        var icon = $("<i class='fa fa-fw'></i>").prependTo(heading);
+        var key = heading.attr("data-i18n");
+        var text = $("<span></span>").append(heading.contents());
+        if (key) { text.attr("data-i18n", key); heading.removeAttr("data-i18n"); }
+        var icon = $("<i class='fa fa-fw'></i>");
+        heading.empty().append(icon, text);
         function show(visible) {
             rows.toggle(visible);
             icon.toggleClass("fa-caret-down", visible).toggleClass("fa-caret-right", !visible);

@@ -133,6 +133,9 @@ describe('the pack in the Node-RED editor (Chromium)', function () {
       await entry.waitFor({ state: 'visible' });
       const expectedLabel = lookup(catalog(setOfType(type)), `${type}.paletteLabel`);
       assert.equal(await entry.getAttribute('data-palette-label'), expectedLabel, `${type}: palette label from the catalog`);
+      // Node-RED wraps a palette label at spaces and hyphens, and shows a hyphen as a word of its own ("sliding - window").
+      const shown = (await entry.locator('.red-ui-palette-label').innerText()).replace(/\s+/g, ' ').trim();
+      assert.equal(shown, expectedLabel, `${type}: the palette shows its label as written`);
       const icon = await entry.locator('.red-ui-palette-icon-container').getAttribute('data-palette-icon');
       assert.ok(icon, `${type}: has an icon`);
       const response = await editor.page.request.get(`${server.url}/${icon}`);
@@ -164,6 +167,31 @@ describe('the pack in the Node-RED editor (Chromium)', function () {
       assert.match(noteText, /restart/i, 'the memory note mentions restarts');
       assert.match(noteText, /not shared|share/i, 'the memory note mentions sharing between instances');
       assert.ok((await page.locator('.red-ui-tray-body h4:visible').count()) >= 2, 'fields are grouped under headings');
+      if (type === 'sliding-window-dedup') {
+        // Each folded section shows its caret beside its heading's text (Node-RED's i18n pass once took it away).
+        for (const section of ['rules', 'insight']) {
+          const heading = page.locator(`#dedup-fold-${section}`);
+          await heading.locator('i.fa-caret-right').waitFor({ state: 'visible' });
+          assert.ok((await heading.innerText()).trim().length > 3, `${section}: the heading keeps its text`);
+        }
+      }
+      // Blank Max assets / Max keys means the runtime setting: the placeholder saying which value fits its field.
+      const cap = page.locator(type === 'sliding-window-dedup' ? '#node-input-maxAssets' : '#node-input-maxKeys');
+      const fit = await cap.evaluate((el) => {
+        const input = el as unknown as { placeholder: string; clientWidth: number };
+        const style = (globalThis as unknown as { getComputedStyle(e: unknown): { font: string; paddingLeft: string; paddingRight: string } }).getComputedStyle(el);
+        const canvas = (globalThis as unknown as { document: { createElement(t: string): { getContext(k: string): { font: string; measureText(s: string): { width: number } } } } }).document.createElement('canvas');
+        const context = canvas.getContext('2d');
+        context.font = style.font;
+        return { text: context.measureText(input.placeholder).width, room: input.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight) };
+      });
+      assert.ok(fit.text <= fit.room, `the placeholder needs ${fit.text.toFixed(0)} px, the field has ${fit.room.toFixed(0)} px`);
+      if (type === 'sensor-reconnect-dedup') {
+        // The Measured tip is HTML: ts in a code element, not the markup shown as text.
+        const tip = page.locator('.dedup-form .form-tips', { hasText: /hashed with the timestamp/ });
+        assert.doesNotMatch(await tip.innerText(), /<code>/);
+        assert.equal(await tip.locator('code').first().innerText(), 'ts');
+      }
       await editor.screenshotDialog(scenario.screenshot);
 
       for (const threshold of scenario.thresholds) {
@@ -207,6 +235,7 @@ describe('the pack in the Node-RED editor (Chromium)', function () {
         await page.locator('#node-input-eventFields').waitFor({ state: 'hidden' });
         await page.locator('#dedup-fold-rules').click();
         await page.locator('#node-input-eventFields').waitFor({ state: 'visible' });
+        await page.locator('#dedup-fold-rules i.fa-caret-down').waitFor({ state: 'visible' });
         await editor.setField('#node-input-minHeadingDegrees', '270');
         await editor.expectInvalid('#node-input-minHeadingDegrees', true);
         assert.match(await editor.invalidReason('#node-input-minHeadingDegrees'), /at most 180 degrees/);
@@ -491,6 +520,14 @@ describe('the pack in the Node-RED editor (Chromium)', function () {
       const body = page.locator('.red-ui-help').filter({ hasText: helpFirstParagraph(type) }).first();
       await body.waitFor({ state: 'visible' });
       const headings = (await body.locator('h3').allInnerTexts()).map((h) => h.trim());
+      // Nothing in the help sticks out of the sidebar at its default width (long paths in code elements did).
+      const overflow = await body.evaluate((el) => {
+        type Box = { right: number };
+        const e = el as unknown as { getBoundingClientRect(): Box; querySelectorAll(s: string): ArrayLike<{ getBoundingClientRect(): Box; textContent: string | null }> };
+        const right = e.getBoundingClientRect().right;
+        return Array.from(e.querySelectorAll('*')).filter((c) => c.getBoundingClientRect().right > right + 1).map((c) => c.textContent?.slice(0, 60));
+      });
+      assert.deepEqual(overflow, [], `${type}: help elements wider than the sidebar`);
       if (type === 'dedup-redis') {
         assert.ok(headings.includes('Details'), `${type}: Details in ${headings.join(', ')}`);
       } else {

@@ -303,6 +303,18 @@ describe('the dedup sidebar in the Node-RED editor (Chromium)', function () {
     await chart.waitFor({ state: 'visible', timeout: 10_000 });
     assert.ok((await chart.locator('.dedup-chart-point').count()) >= 2);
     assert.equal(await chart.locator('.dedup-chart-current').count(), 1, 'the current Remember is marked');
+    // At the default width every text of the chart is inside it (its title was clipped).
+    const outside = await chart.evaluate((svg) => {
+      // Boxes on the page, so that a rotated axis label is measured as drawn.
+      type Box = { left: number; right: number };
+      type Text = { textContent: string | null; getBoundingClientRect(): Box };
+      const el = svg as unknown as { getBoundingClientRect(): Box; querySelectorAll(s: string): ArrayLike<Text> };
+      const frame = el.getBoundingClientRect();
+      return Array.from(el.querySelectorAll('text'))
+        .filter((t) => t.getBoundingClientRect().left < frame.left - 0.5 || t.getBoundingClientRect().right > frame.right + 0.5)
+        .map((t) => `${t.textContent ?? ''} (${(t.getBoundingClientRect().left - frame.left).toFixed(0)} to ${(t.getBoundingClientRect().right - frame.left).toFixed(0)} of ${(frame.right - frame.left).toFixed(0)})`);
+    });
+    assert.deepEqual(outside, [], 'texts outside the Remember chart');
     await widenSidebar(140);
     await screenshotSidebar('sidebar-sensor');
     // Both closed: the list as it first shows, with the rates of the minutes this test file ran.

@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { CONFIG_VERSION } from '../../src/node-red/migrations';
 import { CONFIRM_DEFAULTS, SENSOR_DEFAULTS, SLIDING_WINDOW_DEFAULTS } from '../../src/core/defaults';
 import { examples } from '../e2e/support/pack';
-import { until, type Msg } from '../support/node-red-helper';
+import { sleep, until, type Msg } from '../support/node-red-helper';
 import { ALLOWED_TYPES, EXAMPLES, exampleFlow, examplesInThisBlock } from './example-runtime';
 
 const DEFAULTS: Record<string, object> = {
@@ -79,6 +79,43 @@ describe('example flows', function () {
       });
     });
   }
+
+  describe('a repeating inject stops feeding the debug sidebar after a while', function () {
+    const run = examplesInThisBlock();
+    /** At most this many messages at an example's debug nodes from its simulation's whole run (87 in 10 s, and on, before). */
+    const BUDGET = 260;
+
+    for (const name of EXAMPLES) {
+      const repeating = exampleFlow(name).filter((n) => n.type === 'inject' && typeof n.repeat === 'string' && n.repeat !== '');
+      if (repeating.length === 0) continue;
+      it(`${name}: its simulation says it is done, then sends nothing more`, async function () {
+        const ex = await run(name, { manualInjects: true });
+        const flow = exampleFlow(name);
+        const debugs = flow.filter((n) => n.type === 'debug').map((n) => ex.arrivals(n.id));
+        const shown = (): number => debugs.reduce((sum, list) => sum + list.length, 0);
+        // What each repeating inject feeds: the node whose status says which tick it is at.
+        const simulators = repeating.flatMap((n) => (n.wires as string[][]).flat());
+        const done = (): boolean => simulators.every((id) => /done/.test(String(ex.statuses(id).at(-1)?.text)));
+        let presses = 0;
+        while (!done()) {
+          assert.ok(++presses <= 100, `${name} still runs after ${presses - 1} ticks`);
+          const before = simulators.map((id) => ex.statuses(id).length);
+          for (const inject of repeating) ex.press(String(inject.name));
+          await until(() => simulators.every((id, i) => ex.statuses(id).length > (before[i] ?? 0)), `the status of tick ${presses}`);
+        }
+        // What the last ticks sent may still be on its way (a link call, a store): let it land.
+        let settled = -1;
+        while (settled !== shown()) {
+          settled = shown();
+          await sleep(300);
+        }
+        for (let extra = 0; extra < 5; extra++) for (const inject of repeating) ex.press(String(inject.name));
+        await sleep(300);
+        assert.equal(shown(), settled, `${name}: five more ticks after "done" reach no debug node`);
+        assert.ok(settled > 0 && settled <= BUDGET, `${name}: ${settled} messages at its debug nodes over its whole run`);
+      });
+    }
+  });
 
   describe('sensor-reconnect-fleet does what its comment says', function () {
     const run = examplesInThisBlock();
