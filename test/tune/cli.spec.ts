@@ -174,7 +174,7 @@ describe('dedup-tune (the command)', function () {
     const header = lines.find((l) => l.startsWith('Heartbeat'));
     assert.deepEqual(header?.split(/\s+/), ['Heartbeat', '5', 'm', '10', 'm', '25', 'm', '50', 'm', '100', 'm']);
     for (const s of [10, 30, 60, 120, 300]) assert.ok(lines.some((l) => new RegExp(`^${s} s(\\s+\\d+\\.\\d%){5}$`).test(l)), `a row for ${s} s`);
-    assert.match(table.stdout, /Parked jitter: [\d,]+ pairs of pings less than 60 s apart; 95th percentile [\d.]+ m; suggested Movement \d+ m\./);
+    assert.match(table.stdout, /Parked jitter: [\d,]+ pairs of pings at most 60 s apart while parked; 95th percentile [\d.]+ m; suggested Movement \d+ m \(twice the 95th percentile\)\./);
     const badLines = lines.filter((l) => /^ {2}line \d+: /.test(l));
     assert.equal(badLines.length, Math.min(10, bad));
     // Line numbers count the header as line 1.
