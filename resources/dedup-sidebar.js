@@ -509,7 +509,7 @@
                 .css({ flex: 1, minWidth: 0, margin: 0 }).appendTo(row);
             $("<option></option>").val("").text(t("whatIf.columns.automatic")).appendTo(select);
             names.forEach(function (name) { $("<option></option>").val(name).text(name).appendTo(select); });
-            var wanted = lastName(node[role.property]).toLowerCase();
+            var wanted = lastName(nodeProperty(node, role.property)).toLowerCase();
             var match = names.filter(function (name) { return name.toLowerCase() === wanted; })[0];
             select.val(wanted !== "" && match !== undefined ? match : "");
         });
@@ -521,6 +521,15 @@
             .on("click", function () { uploadWhatIf(entry, file, columnChoice(box)); });
         $('<button type="button" class="red-ui-button dedup-sb-cancel-file"></button>').text(t("whatIf.columns.cancel")).appendTo(buttons)
             .on("click", function () { box.addClass("hide").empty(); });
+    }
+
+    /** A node's property as it runs: its own value, else its type's default (a flow written without it runs with that). */
+    function nodeProperty(node, property) {
+        var value = node[property];
+        if (value !== undefined && value !== null && value !== "") { return value; }
+        var type = RED.nodes.getType(WINDOW);
+        var defaults = type && type.defaults && type.defaults[property];
+        return defaults ? defaults.value : "";
     }
 
     /** The picker's choice as query parameters: a column per role (blank: recognised by name) and the zone. */
