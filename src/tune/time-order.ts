@@ -64,10 +64,23 @@ export function timeOrder(t: Float64Array, size: number): Uint32Array {
       let a = lo;
       let b = mid;
       let k = lo;
-      // Ties go to the left run: the earlier in the file.
-      while (a < mid && b < hi) into[k++] = (t[from[b] as number] as number) < (t[from[a] as number] as number) ? (from[b++] as number) : (from[a++] as number);
-      while (a < mid) into[k++] = from[a++] as number;
-      while (b < hi) into[k++] = from[b++] as number;
+      // The current head of each run and its time, read once per move.
+      let ia = from[a] as number;
+      let ib = from[b] as number;
+      let ta = t[ia] as number;
+      let tb = t[ib] as number;
+      while (a < mid && b < hi) {
+        // Ties go to the left run: the earlier in the file.
+        if (tb < ta) {
+          into[k++] = ib;
+          if (++b < hi) tb = t[(ib = from[b] as number)] as number;
+        } else {
+          into[k++] = ia;
+          if (++a < mid) ta = t[(ia = from[a] as number)] as number;
+        }
+      }
+      if (a < mid) into.set(from.subarray(a, mid), k);
+      else if (b < hi) into.set(from.subarray(b, hi), k);
     }
     next.push(size);
     starts = next;
