@@ -59,6 +59,7 @@ function flow(): FlowNode[] {
     { id: 'side-unique', type: 'helper', z: 'tab' },
     { id: 'side-audit', type: 'helper', z: 'tab' },
     { id: `side-unsampled-${run}`, type: 'sliding-window-dedup', z: 'tab', sampleSize: '0', wires: [[], []] },
+    { id: `side-turning-${run}`, type: 'sliding-window-dedup', z: 'tab', minHeadingDegrees: '30', wires: [[], []] },
   ];
 }
 
@@ -215,6 +216,20 @@ describe('the dedup sidebar plugin: pushes and admin endpoints', function () {
     const zone = await upload(theirs.join('\n'), { tz: 'Mars/Olympus' });
     assert.equal(zone.status, 400);
     assert.equal(zone.body.error?.code, 'timeZone');
+  });
+
+  it('reads the heading column the picker names for a node with a turn rule, by the node\'s own rules', async function () {
+    const csv = ['vehicle,timestamp,lat,lon,course', 'v,2014-10-01 08:00:00,50,8,10', 'v,2014-10-01 08:00:10,50,8,400', 'v,2014-10-01 08:00:20,50,8,90'].join('\n');
+    const turning = `/dedup-sidebar/nodes/side-turning-${run}/what-if/file`;
+    const reply = await admin().post(turning).query({ heading: 'course' }).set('Content-Type', 'text/csv').send(csv);
+    assert.equal(reply.status, 200, JSON.stringify(reply.body));
+    const read = reply.body.read as { mapping: unknown; badRows: number; firstBad: unknown[] };
+    assert.deepEqual(read.mapping, { assetId: 'vehicle', time: 'timestamp', lat: 'lat', lon: 'lon', heading: 'course' });
+    assert.deepEqual(read.firstBad, [{ line: 3, problem: 'course = "400": must be between 0 and 360' }]);
+    // A node without a turn rule never reads it, as the node itself does not.
+    const plain = await admin().post(`/dedup-sidebar/nodes/${SW}/what-if/file`).query({ heading: 'course' }).set('Content-Type', 'text/csv').send(csv);
+    assert.equal(plain.status, 200, JSON.stringify(plain.body));
+    assert.equal((plain.body.read as { badRows: number }).badRows, 0);
   });
 
   it('refuses an upload over 50 MB, and a form or JSON body, with a clear error', async function () {
