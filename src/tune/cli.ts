@@ -20,8 +20,8 @@ import { whatIf, type WhatIfResult } from './what-if';
  *
  * Reads CSV with a header, or JSON Lines (tune/ping-file: the columns named
  * or recognised, times without a zone read in --tz, the pings put in time
- * order), says which columns it read, runs every Heartbeat × Movement pair through the
- * sliding-window node's own store (tune/grid), and prints what each would
+ * order), says which columns it read, runs every Heartbeat × Movement pair
+ * through the sliding-window node's own store (tune/grid), and prints what each would
  * have admitted. Exit status: 0 done (bad rows are reported, not fatal),
  * 1 the file could not be read, 2 a wrong option.
  */
@@ -161,7 +161,7 @@ function parseArgs(argv: readonly string[], t: Translate): Options | 'help' {
       }
       default: {
         const role = COLUMN_ROLES.find((r) => ROLE_OPTIONS[r] === name) as Role;
-        if (value.trim() === '') throw new UsageError(t('cli.errors.column', { option: arg.startsWith(`--${name}=`) ? `--${name}` : arg }));
+        if (value.trim() === '') throw new UsageError(t('cli.errors.column', { option: `--${name}` }));
         options.columns[role] = value;
       }
     }
