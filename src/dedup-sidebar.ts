@@ -9,6 +9,9 @@ import { ttlWhatIf } from './tune/ttl-what-if';
 import { MAX_UPLOAD_BYTES, MAX_UPLOAD_PINGS, readUpload, UPLOAD_IDLE_MS } from './tune/upload';
 import type { WhatIfRequest } from './tune/what-if';
 import { textOf } from './core/fields';
+import { ROLE_OPTIONS, type ColumnChoice, type Role } from './tune/file-columns';
+import type { FileLayout } from './tune/ping-file';
+import { DEFAULT_TIME_ZONE, timeZoneName } from './tune/time-zone';
 
 /**
  * The dedup sidebar's runtime half (a Node-RED plugin, package.json
@@ -19,7 +22,8 @@ import { textOf } from './core/fields';
  *   GET  dedup-sidebar/nodes                  every node, as pushed    (dedup.read)
  *   GET  dedup-sidebar/nodes/:id              one node with its lists  (dedup.read)
  *   POST dedup-sidebar/nodes/:id/what-if      the grid over its sample (dedup.write)
- *   POST dedup-sidebar/nodes/:id/what-if/file the grid over an upload  (dedup.write)
+ *   POST dedup-sidebar/nodes/:id/what-if/file the grid over an upload  (dedup.write;
+ *        ?asset=&time=&lat=&lon=&heading=&accuracy= name its columns, ?tz= the zone of its zone-less times)
  *   POST dedup-sidebar/nodes/:id/ttl-what-if  the sensor TTL what-if   (dedup.write)
  *
  * The what-if is work (seconds, for a large upload) and reads files, so it
@@ -202,6 +206,11 @@ export = function registerDedupSidebar(RED: PluginAPI): void {
     }
     const spec = gridOf(req.query, settings, res);
     if (spec === undefined) return;
+    const layout = layoutOf(req.query);
+    if (typeof layout === 'string') {
+      fail(res, 400, 'timeZone', { value: layout });
+      return;
+    }
     busy = true;
     readUpload(req, MAX_UPLOAD_BYTES, idleMs()).then(
       (upload) => {
@@ -209,7 +218,7 @@ export = function registerDedupSidebar(RED: PluginAPI): void {
           const fields = { heading: typeof settings.minHeadingDegrees === 'number', accuracy: typeof settings.accuracyProperty === 'string' && settings.accuracyProperty !== '' };
           const name = typeof req.query.name === 'string' ? req.query.name.slice(0, 200) : '';
           const input = { text: upload.bytes, maxPings: MAX_UPLOAD_PINGS };
-          void answer(res, { kind: 'what-if', input, fields, request: requestOf(spec, settings) }, { source: 'file', name, current: currentOf(settings) });
+          void answer(res, { kind: 'what-if', input, fields, layout, request: requestOf(spec, settings) }, { source: 'file', name, current: currentOf(settings) });
           return;
         }
         busy = false;
@@ -245,6 +254,22 @@ export = function registerDedupSidebar(RED: PluginAPI): void {
     res.json({ current, stats: gaps.stats, replays: gaps.gaps.length, points: ttlWhatIf(gaps.gaps, current) });
   });
 };
+
+/**
+ * An upload's columns (the picker's choice; blank or absent: recognised by
+ * name) and the zone of its times without one; the zone as given when the
+ * runtime knows no such zone.
+ */
+function layoutOf(query: Record<string, unknown>): FileLayout | string {
+  const columns: ColumnChoice = {};
+  for (const [role, option] of Object.entries(ROLE_OPTIONS) as [Role, string][]) {
+    const name = query[option];
+    if (typeof name === 'string' && name.trim() !== '') columns[role] = name.slice(0, 200);
+  }
+  const tz = typeof query.tz === 'string' && query.tz.trim() !== '' ? query.tz.slice(0, 100) : DEFAULT_TIME_ZONE;
+  const timeZone = timeZoneName(tz);
+  return timeZone === undefined ? tz : { columns, timeZone };
+}
 
 /** The node's own rule around the requested grid; the jitter is measured under the node's Heartbeat. */
 function requestOf(spec: WhatIfRequest['spec'], settings: Record<string, unknown>): WhatIfRequest {

@@ -3,8 +3,10 @@ import { join } from 'path';
 import { SLIDING_WINDOW_DEFAULTS } from '../core/defaults';
 import { loadCatalog, type Translate } from './catalog';
 import { DEFAULT_METRES, DEFAULT_SECONDS, MAX_VALUES, parseList, ruleOf } from './grid-spec';
+import { ROLE_OPTIONS, type ColumnChoice, type Role } from './file-columns';
 import { PingFileError, readPingFile } from './ping-file';
-import { badRowLines, toCsv, toJson, toTable, type Report } from './report';
+import { badRowLines, readLines, toCsv, toJson, toTable, type Report } from './report';
+import { DEFAULT_TIME_ZONE, timeZoneName } from './time-zone';
 import { cores, runGridThreaded } from './threads';
 import { whatIf, type WhatIfResult } from './what-if';
 
@@ -14,10 +16,12 @@ import { whatIf, type WhatIfResult } from './what-if';
  *   dedup-tune FILE [--seconds 10,30,60,120,300] [--metres 5,10,25,50,100]
  *                   [--ttl 21600] [--heartbeat 60] [--format table|csv|json]
  *                   [--svg FILE] [--threads N]
+ *                   [--asset COLUMN] [--time COLUMN] [--lat COLUMN] [--lon COLUMN] [--tz ZONE]
  *
- * Reads CSV (header assetId,ts,lat,lon, more columns allowed) or JSON Lines
- * with the same names, runs every Heartbeat × Movement pair through the
- * sliding-window node's own store (tune/grid), and prints what each would
+ * Reads CSV with a header, or JSON Lines (tune/ping-file: the columns named
+ * or recognised, times without a zone read in --tz, the pings put in time
+ * order), says which columns it read, runs every Heartbeat × Movement pair
+ * through the sliding-window node's own store (tune/grid), and prints what each would
  * have admitted. Exit status: 0 done (bad rows are reported, not fatal),
  * 1 the file could not be read, 2 a wrong option.
  */
@@ -34,7 +38,9 @@ const PROCESS_IO: Io = {
 /** Progress goes to stderr for files of more than this many pings, every this many pings read. */
 const PROGRESS_FROM = 1_000_000;
 const FORMATS = ['table', 'csv', 'json'] as const;
-const OPTIONS = ['seconds', 'metres', 'ttl', 'heartbeat', 'threads', 'format', 'svg'];
+/** The roles whose column an option names (heading and accuracy are read only by the sidebar, for a node whose rules read them). */
+const COLUMN_ROLES = ['assetId', 'time', 'lat', 'lon'] as const satisfies readonly Role[];
+const OPTIONS = ['seconds', 'metres', 'ttl', 'heartbeat', 'threads', 'format', 'svg', 'tz', ...COLUMN_ROLES.map((role) => ROLE_OPTIONS[role])];
 type Format = (typeof FORMATS)[number];
 
 interface Options {
@@ -46,6 +52,8 @@ interface Options {
   format: Format;
   svg: string | undefined;
   threads: number;
+  columns: ColumnChoice;
+  timeZone: string;
 }
 
 class UsageError extends Error {}
@@ -68,14 +76,19 @@ export async function main(argv: readonly string[], io: Io = PROCESS_IO, progres
   const { file } = options;
   let read;
   try {
-    read = await readPingFile(file, { every: progressFrom, onPings: (pings) => io.stderr(t('cli.progress.read', { pings: pings.toLocaleString('en-US') }) + '\n') });
+    const progress = { every: progressFrom, onPings: (pings: number) => io.stderr(t('cli.progress.read', { pings: pings.toLocaleString('en-US') }) + '\n') };
+    read = await readPingFile(file, progress, {}, { columns: options.columns, timeZone: options.timeZone });
   } catch (error) {
     if (!(error instanceof PingFileError)) throw error;
     io.stderr(`dedup-tune: ${t(`cli.errors.${error.code}`, { file, ...error.details, message: error.message })}\n`);
     return 1;
   }
   const { columns, ...summary } = read;
-  if (summary.badRows > 0 && options.format !== 'table') for (const line of badRowLines(summary, t)) io.stderr(`${line}\n`);
+  if (options.format !== 'table') {
+    // What was read goes beside CSV and JSON, on stderr: their stdout stays the data alone.
+    for (const line of readLines(summary, t)) io.stderr(`${line}\n`);
+    if (summary.badRows > 0) for (const line of badRowLines(summary, t)) io.stderr(`${line}\n`);
+  }
   const rule = ruleOf({ ttlSeconds: options.ttlSeconds });
   const spec = { seconds: options.seconds, metres: options.metres };
   const loud = columns.size > progressFrom;
@@ -99,6 +112,8 @@ function parseArgs(argv: readonly string[], t: Translate): Options | 'help' {
     format: 'table',
     svg: undefined,
     threads: cores(),
+    columns: {},
+    timeZone: DEFAULT_TIME_ZONE,
   };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
@@ -138,6 +153,17 @@ function parseArgs(argv: readonly string[], t: Translate): Options | 'help' {
       case 'svg':
         options.svg = value;
         break;
+      case 'tz': {
+        const zone = timeZoneName(value);
+        if (zone === undefined) throw new UsageError(t('cli.errors.tz', { value }));
+        options.timeZone = zone;
+        break;
+      }
+      default: {
+        const role = COLUMN_ROLES.find((r) => ROLE_OPTIONS[r] === name) as Role;
+        if (value.trim() === '') throw new UsageError(t('cli.errors.column', { option: `--${name}` }));
+        options.columns[role] = value;
+      }
     }
   }
   if (files.length !== 1) throw new UsageError(t(files.length === 0 ? 'cli.errors.noFile' : 'cli.errors.manyFiles'));

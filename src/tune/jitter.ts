@@ -1,27 +1,36 @@
-import { distanceMetres } from '../core/geo';
+import { distanceMetres, EARTH_MEAN_RADIUS_METRES } from '../core/geo';
 import { grown } from '../core/recency-index';
 import type { PingColumns } from '../core/ping-columns';
 
 /**
  * How far a parked vehicle's fixes wander: the distances between
- * consecutive pings of one asset less than a heartbeat apart, while the
- * asset stays put. Movement should sit above that wander, or every parked
+ * consecutive pings of one asset at most a heartbeat apart, while the asset
+ * stays put. Movement should sit above that wander, or every parked
  * vehicle's jitter is admitted as `moved`; the suggestion is twice its 95th
  * percentile.
  *
- * "Stays put" matters: a driving vehicle's consecutive pings are also less
- * than a heartbeat apart, and would put the percentile at driving speed. So
- * the pings of each asset, in time order, are cut into stays: a stay goes
- * on while the asset remains within `stayMetres` of its first ping, and only
- * a stay that lasts at least a heartbeat counts as parked. A vehicle that
- * creeps (less than stayMetres a heartbeat) counts as parked, which is what
- * the rule would make of it too.
+ * "Stays put" must not depend on the Heartbeat: a driving vehicle's
+ * consecutive pings are also close in time, and would put the percentile at
+ * driving speed. A pair counts as parked when every ping of its asset from
+ * `staySeconds` before the pair to `staySeconds` after it lies within
+ * `stayMetres` of the pair's first ping: two minutes and more within 100 m,
+ * which a vehicle moving faster than about 5 km/h never is. The minute on
+ * each side also leaves out the pings of a stop's arrival and departure,
+ * which would otherwise count driving steps as jitter. (It replaced a stay
+ * that had to last a heartbeat: at Heartbeat 10 s that counted a car at
+ * 36 km/h, 100 m in 10 s, as parked, and suggested 100 m.)
+ *
+ * Pairs at most a heartbeat apart rather than less: with pings exactly
+ * every 5 s and a Heartbeat of 5 s there would be none to measure, though
+ * the wander is the same.
  */
 
 export interface JitterOptions {
   heartbeatSeconds: number;
-  /** How far from where it stopped an asset may wander and still be parked (default 100 m). */
+  /** How far from a pair's first ping its asset may wander and still be parked (default 100 m). */
   stayMetres?: number;
+  /** How long before and after a pair its asset must stay that close (default 60 s). */
+  staySeconds?: number;
   /** Bars of the histogram (default 20), plus one for everything beyond. */
   bins?: number;
 }
@@ -29,9 +38,10 @@ export interface JitterOptions {
 export interface JitterResult {
   heartbeatSeconds: number;
   stayMetres: number;
-  /** Consecutive pings of one asset, later by less than a heartbeat. */
+  staySeconds: number;
+  /** Consecutive pings of one asset, later by at most a heartbeat. */
   pairs: number;
-  /** Of those, the pairs inside a stay of at least a heartbeat: the parked jitter. */
+  /** Of those, the pairs of a parked asset: the parked jitter. */
   parkedPairs: number;
   /** The histogram of the parked pairs' distances: `counts[i]` in [i * binMetres, (i + 1) * binMetres). */
   binMetres: number;
@@ -45,41 +55,38 @@ export interface JitterResult {
 }
 
 export const DEFAULT_STAY_METRES = 100;
+export const DEFAULT_STAY_SECONDS = 60;
 const DEFAULT_BINS = 20;
+/** Metres per degree of latitude on the sphere core/geo measures on. */
+const METRES_PER_DEGREE = (EARTH_MEAN_RADIUS_METRES * Math.PI) / 180;
 
 export function parkedJitter(columns: PingColumns, options: JitterOptions): JitterResult {
   const heartbeatMs = options.heartbeatSeconds * 1000;
   const stayMetres = options.stayMetres ?? DEFAULT_STAY_METRES;
+  const staySeconds = options.staySeconds ?? DEFAULT_STAY_SECONDS;
+  const stayMs = staySeconds * 1000;
   const order = byAssetThenTime(columns);
   const { asset, t, lat, lon } = columns;
   const parked = new Growable();
-  const stay = new Growable();
   let pairs = 0;
 
-  let i = 0;
-  while (i < order.length) {
-    const first = order[i] as number;
-    const id = asset[first] as number;
-    let anchor = first;
-    let previous = first;
-    stay.clear();
-    for (i++; i < order.length && asset[order[i] as number] === id; i++) {
-      const p = order[i] as number;
-      const dt = (t[p] as number) - (t[previous] as number);
-      const fromAnchor = distanceMetres(lat[anchor] as number, lon[anchor] as number, lat[p] as number, lon[p] as number);
-      if (fromAnchor > stayMetres) {
-        // It left: the stay behind it was parking if it lasted a heartbeat.
-        if ((t[previous] as number) - (t[anchor] as number) >= heartbeatMs) parked.append(stay);
-        stay.clear();
-        anchor = p;
-        if (dt > 0 && dt < heartbeatMs) pairs++;
-      } else if (dt > 0 && dt < heartbeatMs) {
-        pairs++;
-        stay.push(distanceMetres(lat[previous] as number, lon[previous] as number, lat[p] as number, lon[p] as number));
+  let from = 0;
+  while (from < order.length) {
+    const id = asset[order[from] as number] as number;
+    let to = from + 1;
+    while (to < order.length && asset[order[to] as number] === id) to++;
+    // order[from .. to) is one asset's pings in time order.
+    for (let k = from; k + 1 < to; k++) {
+      const a = order[k] as number;
+      const b = order[k + 1] as number;
+      const dt = (t[b] as number) - (t[a] as number);
+      if (!(dt > 0 && dt <= heartbeatMs)) continue;
+      pairs++;
+      if (stayedNear(order, from, to, k, stayMs, stayMetres, columns)) {
+        parked.push(distanceMetres(lat[a] as number, lon[a] as number, lat[b] as number, lon[b] as number));
       }
-      previous = p;
     }
-    if ((t[previous] as number) - (t[anchor] as number) >= heartbeatMs) parked.append(stay);
+    from = to;
   }
 
   const distances = parked.values().sort();
@@ -96,7 +103,40 @@ export function parkedJitter(columns: PingColumns, options: JitterOptions): Jitt
     if (bin < bins) counts[bin] = (counts[bin] as number) + 1;
     else beyond++;
   }
-  return { heartbeatSeconds: options.heartbeatSeconds, stayMetres, pairs, parkedPairs: n, binMetres, counts, beyond, p95Metres: p95, suggestedMetres: suggested };
+  return { heartbeatSeconds: options.heartbeatSeconds, stayMetres, staySeconds, pairs, parkedPairs: n, binMetres, counts, beyond, p95Metres: p95, suggestedMetres: suggested };
+}
+
+/**
+ * Whether every ping of the asset (order[from .. to)) from `stayMs` before
+ * pair k to `stayMs` after it lies within `metres` of the pair's first ping.
+ * A flat-earth distance, exact to well under a metre at this range, is
+ * enough here and costs a few multiplications: a parked pair looks at a
+ * couple of minutes of pings; a driving one stops at the first far ping.
+ */
+function stayedNear(order: Uint32Array, from: number, to: number, k: number, stayMs: number, metres: number, columns: PingColumns): boolean {
+  const { t, lat, lon } = columns;
+  const a = order[k] as number;
+  const lat0 = lat[a] as number;
+  const lon0 = lon[a] as number;
+  const xScale = Math.cos((lat0 * Math.PI) / 180);
+  const limit = (metres / METRES_PER_DEGREE) ** 2;
+  const earliest = (t[a] as number) - stayMs;
+  const latest = (t[order[k + 1] as number] as number) + stayMs;
+  // Back from the pair, then forward from its second ping; no closure, as this runs for every pair.
+  for (let j = k - 1, step = -1; ; j += step) {
+    if (step === -1 && (j < from || (t[order[j] as number] as number) < earliest)) {
+      step = 1;
+      j = k + 1;
+    }
+    if (step === 1 && (j >= to || (t[order[j] as number] as number) > latest)) return true;
+    const q = order[j] as number;
+    let dLon = (lon[q] as number) - lon0;
+    if (dLon > 180) dLon -= 360;
+    else if (dLon < -180) dLon += 360;
+    const dx = dLon * xScale;
+    const dy = (lat[q] as number) - lat0;
+    if (dx * dx + dy * dy > limit) return false;
+  }
 }
 
 /** Ping indexes grouped by asset (in order of first appearance), each group in time order. */
@@ -145,16 +185,6 @@ class Growable {
   push(value: number): void {
     if (this.length === this.data.length) this.reserve(this.length * 2);
     this.data[this.length++] = value;
-  }
-
-  append(other: Growable): void {
-    if (this.length + other.length > this.data.length) this.reserve(Math.max(this.data.length * 2, this.length + other.length));
-    this.data.set(other.data.subarray(0, other.length), this.length);
-    this.length += other.length;
-  }
-
-  clear(): void {
-    this.length = 0;
   }
 
   values(): Float64Array {

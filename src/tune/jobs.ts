@@ -1,7 +1,7 @@
 import type { MemoryWindowSettings } from '../stores/memory-window-store';
 import { decideAll, type GridCell } from './grid';
 import type { PingColumns } from '../core/ping-columns';
-import { PingFileError, readPingText, type PingFileResult, type RuleFields } from './ping-file';
+import { PingFileError, readPingText, type FileLayout, type PingFileResult, type RuleFields } from './ping-file';
 import { whatIf, type WhatIfRequest, type WhatIfResult } from './what-if';
 import { errorMessage } from '../core/errors';
 
@@ -23,6 +23,8 @@ export interface WhatIfJob {
   kind: 'what-if';
   input: { text: Uint8Array; maxPings: number } | { columns: PingColumns };
   fields: RuleFields;
+  /** An upload's columns and time zone, as the sidebar's picker chose them. */
+  layout?: FileLayout;
   request: WhatIfRequest;
 }
 
@@ -47,7 +49,7 @@ export function runJob(job: Job, post: (reply: Reply) => void): void {
     let columns: PingColumns;
     let read: ReadSummary | undefined;
     if ('text' in job.input) {
-      ({ columns, ...read } = readPingText(job.input.text, job.fields, job.input.maxPings));
+      ({ columns, ...read } = readPingText(job.input.text, job.fields, job.input.maxPings, job.layout));
       // The bytes are read: let them go before the grid runs (the job holds the only reference).
       job.input.text = new Uint8Array(0);
     } else {

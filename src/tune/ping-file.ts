@@ -3,20 +3,33 @@ import { readPing, type RawPing } from '../core/ping';
 import { textOf } from '../core/fields';
 import { PingColumns, PingColumnsBuilder } from '../core/ping-columns';
 import { errorMessage } from '../core/errors';
+import { chooseColumns, REQUIRED_ROLES, ROLE_NAMES, ROLE_OPTIONS, type ColumnChoice, type Role } from './file-columns';
+import { toTimeOrder } from './time-order';
+import { DEFAULT_TIME_ZONE, FileTimes } from './time-zone';
 
 /**
  * Recorded pings, read for the what-if (the dedup-tune command and the
- * sidebar's upload): CSV with a header naming `assetId`, `ts`, `lat` and
- * `lon` (other columns allowed; `heading` and `accuracy` are read only for a
- * node whose rule reads them, as the node itself does), or JSON Lines with the same property names. Each row is checked by
- * core/ping's readPing, the very function the node reads a message with, so
- * a row the node would reject is a bad row here, and a good row becomes the
- * same Ping, bit for bit.
+ * sidebar's upload): CSV with a header, or JSON Lines. Which column holds
+ * the asset id, the time, the latitude and the longitude is named by the
+ * user or recognised by name (tune/file-columns: `assetId,ts,lat,lon`,
+ * `vehicle,timestamp,latitude,longitude` and the like; other columns
+ * allowed); `heading` and `accuracy` are read only for a node whose rule
+ * reads them, as the node itself does. A CSV's header names its columns; a
+ * JSON Lines file's are the properties of its first object. Times without
+ * a zone are read in the zone given (tune/time-zone, UTC by default). Each
+ * row is checked by core/ping's readPing, the very function the node reads
+ * a message with, so a row the node would reject is a bad row here, and a
+ * good row becomes the same Ping, bit for bit.
+ *
+ * The pings come out in time order (tune/time-order), whatever the file's
+ * order: each asset's pings are decided as the node would have seen them
+ * live.
  *
  * A bad row is counted and its line number kept (the first ten), never
  * thrown: a file of a million rows with three broken ones is still worth
- * reading. Only a file that cannot be read at all (a CSV header without the
- * needed columns) is an error, a PingFileError.
+ * reading. Only a file that cannot be read at all (no column for the asset
+ * id, time or position, or a named column it does not have) is an error, a
+ * PingFileError.
  *
  * Lines are cut from the bytes, never from the file decoded whole, and a line
  * longer than MAX_LINE_BYTES is a bad row whose bytes are counted and
@@ -34,7 +47,17 @@ export interface BadRow {
 
 export interface PingFileResult {
   format: PingFileFormat;
+  /** The pings, in time order. */
   columns: PingColumns;
+  /** The file's column read for each role, as the file writes it; heading and accuracy only when read. */
+  mapping: Partial<Record<Role, string>>;
+  /** The roles whose column the user named (the others were recognised by name). */
+  given: Role[];
+  /** The zone times without one were read in, and how many such times the good rows had. */
+  timeZone: string;
+  zonelessTimes: number;
+  /** Whether the file's rows were out of time order (and were put in order). */
+  reordered: boolean;
   /** Data rows seen (blank lines are not rows). */
   rows: number;
   /** Rows that could not be read, all of them counted ... */
@@ -48,14 +71,10 @@ export const MAX_REPORTED_BAD_ROWS = 10;
 export const MAX_LINE_BYTES = 64 * 1024;
 /** How much of an over-long line is shown in its bad row, in characters. */
 const SHOWN = 60;
-const REQUIRED = ['assetId', 'ts', 'lat', 'lon'] as const;
-const OPTIONAL = ['heading', 'accuracy'] as const;
-type Column = (typeof REQUIRED)[number] | (typeof OPTIONAL)[number];
-
 /** The file as a whole cannot be read; `code` names the reason for the catalog. */
 export class PingFileError extends Error {
   constructor(
-    readonly code: 'header' | 'empty' | 'unreadable' | 'tooManyPings',
+    readonly code: 'header' | 'noColumn' | 'empty' | 'unreadable' | 'tooManyPings',
     message: string,
     readonly details: Record<string, string> = {},
   ) {
@@ -71,11 +90,23 @@ export interface RuleFields {
   accuracy?: boolean;
 }
 
+/** How to read a file's columns: which the user named, and the zone of times written without one. */
+export interface FileLayout {
+  columns?: ColumnChoice;
+  /** An IANA zone name the runtime knows (checked by the caller: tune/time-zone's timeZoneName); UTC when absent. */
+  timeZone?: string;
+}
+
+/** Each role's column: its index in a CSV row, or its property in a JSON object. */
+type Found = Partial<Record<Role, { name: string; index: number }>>;
+
 /** Reads a file line by line; the format is told by its first non-blank line (`{`: JSON Lines). */
 export class PingLineReader {
   private format: PingFileFormat | undefined;
-  private header: Partial<Record<Column, number>> | undefined;
+  private found: Found | undefined;
+  private given: Role[] = [];
   private readonly builder = new PingColumnsBuilder();
+  private readonly times: FileTimes;
   private rows = 0;
   private badRows = 0;
   private readonly firstBad: BadRow[] = [];
@@ -84,7 +115,10 @@ export class PingLineReader {
   constructor(
     private readonly fields: RuleFields = {},
     private readonly maxPings: number = Infinity,
-  ) {}
+    private readonly layout: FileLayout = {},
+  ) {
+    this.times = new FileTimes(layout.timeZone ?? DEFAULT_TIME_ZONE);
+  }
 
   /** Pings read so far. */
   get pings(): number {
@@ -97,19 +131,20 @@ export class PingLineReader {
     if (this.format === undefined) {
       this.format = text.trimStart().startsWith('{') ? 'jsonl' : 'csv';
       if (this.format === 'csv') {
-        this.header = headerOf(text);
+        this.choose(splitCsvLine(text) ?? [], text.slice(0, 200));
         return;
       }
     }
     this.rows++;
-    const raw = this.format === 'csv' ? this.csvRow(text) : jsonRow(text, this.fields);
+    const raw = this.format === 'csv' ? this.csvRow(text) : this.jsonRow(text);
     if (typeof raw === 'string') {
       this.bad(lineNumber, raw);
       return;
     }
+    raw.time = this.times.read(raw.time);
     const read = readPing(raw);
     if (!read.ok) {
-      this.bad(lineNumber, `${read.field === 'time' ? 'ts' : read.field} = ${read.value}: ${read.problem}`);
+      this.bad(lineNumber, `${this.nameOf(read.field)} = ${read.value}: ${read.problem}`);
       return;
     }
     if (this.builder.length >= this.maxPings) {
@@ -126,7 +161,7 @@ export class PingLineReader {
       this.format = start.trimStart().startsWith('{') ? 'jsonl' : 'csv';
       if (this.format === 'csv') {
         throw new PingFileError('header', `the CSV header is longer than ${MAX_LINE_BYTES} bytes (${bytes} bytes; it starts: ${start.slice(0, SHOWN)})`, {
-          missing: REQUIRED.join(', '),
+          missing: REQUIRED_ROLES.map((role) => ROLE_NAMES[role]).join(', '),
           header: start.slice(0, SHOWN),
         });
       }
@@ -135,9 +170,63 @@ export class PingLineReader {
     this.bad(lineNumber, `longer than ${MAX_LINE_BYTES} bytes (${bytes} bytes), not read; it starts: ${JSON.stringify(start.slice(0, SHOWN))}`);
   }
 
+  /** What was read, the pings in time order. */
   result(): PingFileResult {
     if (this.format === undefined) throw new PingFileError('empty', 'the file holds no rows');
-    return { format: this.format, columns: this.builder.build(), rows: this.rows, badRows: this.badRows, firstBad: this.firstBad.slice() };
+    const built = this.builder.build();
+    const t = built.t;
+    const columns = toTimeOrder(built);
+    const mapping: Partial<Record<Role, string>> = {};
+    for (const [role, column] of Object.entries(this.found ?? {}) as [Role, { name: string }][]) mapping[role] = column.name;
+    return {
+      format: this.format,
+      columns,
+      mapping,
+      given: this.given.slice(),
+      timeZone: this.times.zone,
+      zonelessTimes: this.times.zoneless,
+      reordered: columns.t !== t,
+      rows: this.rows,
+      badRows: this.badRows,
+      firstBad: this.firstBad.slice(),
+    };
+  }
+
+  /**
+   * Each role's column among a CSV header's names or a JSON object's keys;
+   * a file without the asset id, time or position, or without a column the
+   * user named, cannot be read.
+   */
+  private choose(names: readonly string[], shown: string): void {
+    const roles: Role[] = [...REQUIRED_ROLES];
+    if (this.fields.heading === true) roles.push('heading');
+    if (this.fields.accuracy === true) roles.push('accuracy');
+    const given = this.layout.columns ?? {};
+    const chosen = chooseColumns(names, given, roles);
+    if (!chosen.ok) {
+      const where = this.format === 'csv' ? 'the CSV header' : 'the first JSON object';
+      const header = names.join(', ').slice(0, 200) || shown;
+      if (chosen.problem === 'missing') {
+        const missing = chosen.roles.map((role) => ROLE_NAMES[role]).join(', ');
+        throw new PingFileError('header', `${where} has no column for the ${missing} (its columns: ${header})`, { missing, header });
+      }
+      throw new PingFileError('noColumn', `${where} has no column "${chosen.column}", named for the ${ROLE_NAMES[chosen.role]} (its columns: ${header})`, {
+        column: chosen.column,
+        role: ROLE_NAMES[chosen.role],
+        option: ROLE_OPTIONS[chosen.role],
+        header,
+      });
+    }
+    this.found = {};
+    for (const [role, column] of Object.entries(chosen.chosen) as [Role, { name: string; index: number; given: boolean }][]) {
+      this.found[role] = { name: column.name, index: column.index };
+      if (column.given) this.given.push(role);
+    }
+  }
+
+  /** A field of readPing as the file calls it. */
+  private nameOf(field: Role): string {
+    return this.found?.[field]?.name ?? field;
   }
 
   private bad(line: number, problem: string): void {
@@ -148,59 +237,41 @@ export class PingLineReader {
   private csvRow(text: string): RawPing | string {
     const fields = splitCsvLine(text);
     if (fields === undefined) return 'a quoted field is not closed';
-    const header = this.header as Partial<Record<Column, number>>;
-    const at = (column: Column): string | undefined => {
-      const index = header[column];
-      return index === undefined ? undefined : fields[index];
+    const found = this.found as Found;
+    const at = (role: Role): string | undefined => {
+      const column = found[role];
+      return column === undefined ? undefined : fields[column.index];
     };
-    const missing = REQUIRED.filter((column) => at(column) === undefined);
-    if (missing.length > 0) return `has ${fields.length} fields; ${missing.join(', ')} missing`;
+    const missing = REQUIRED_ROLES.filter((role) => at(role) === undefined);
+    if (missing.length > 0) return `has ${fields.length} fields; ${missing.map((role) => this.nameOf(role)).join(', ')} missing`;
     return {
       assetId: at('assetId'),
-      time: at('ts'),
+      time: at('time'),
       lat: at('lat'),
       lon: at('lon'),
-      heading: this.fields.heading === true ? blankAsAbsent(at('heading')) : undefined,
-      accuracy: this.fields.accuracy === true ? blankAsAbsent(at('accuracy')) : undefined,
+      heading: blankAsAbsent(at('heading')),
+      accuracy: blankAsAbsent(at('accuracy')),
     };
   }
-}
 
-/** A CSV header's column indexes; names match regardless of case and surrounding spaces. */
-function headerOf(text: string): Partial<Record<Column, number>> {
-  const names = (splitCsvLine(text) ?? []).map((name) => name.trim().toLowerCase());
-  const header: Partial<Record<Column, number>> = {};
-  for (const column of [...REQUIRED, ...OPTIONAL]) {
-    const index = names.indexOf(column.toLowerCase());
-    if (index !== -1) header[column] = index;
+  private jsonRow(text: string): RawPing | string {
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch (error) {
+      return `not valid JSON (${errorMessage(error)})`;
+    }
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) return 'not a JSON object';
+    const row = value as Record<string, unknown>;
+    if (this.found === undefined) this.choose(Object.keys(row), text.slice(0, 200));
+    const found = this.found as Found;
+    // Own properties only: a column called "constructor" is not Object.prototype's.
+    const at = (role: Role): unknown => {
+      const name = found[role]?.name;
+      return name !== undefined && Object.hasOwn(row, name) ? row[name] : undefined;
+    };
+    return { assetId: at('assetId'), time: at('time'), lat: at('lat'), lon: at('lon'), heading: at('heading'), accuracy: at('accuracy') };
   }
-  const missing = REQUIRED.filter((column) => header[column] === undefined);
-  if (missing.length > 0) {
-    throw new PingFileError('header', `the CSV header must name ${REQUIRED.join(', ')}; missing: ${missing.join(', ')} (header: ${text.slice(0, 200)})`, {
-      missing: missing.join(', '),
-      header: text.slice(0, 200),
-    });
-  }
-  return header;
-}
-
-function jsonRow(text: string, fields: RuleFields): RawPing | string {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    return `not valid JSON (${errorMessage(error)})`;
-  }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return 'not a JSON object';
-  const row = value as Record<string, unknown>;
-  return {
-    assetId: row.assetId,
-    time: row.ts,
-    lat: row.lat,
-    lon: row.lon,
-    heading: fields.heading === true ? row.heading : undefined,
-    accuracy: fields.accuracy === true ? row.accuracy : undefined,
-  };
 }
 
 /** An empty CSV field is "no value" for the optional columns, as an absent property is in JSON. */
@@ -334,8 +405,8 @@ function stripCr(line: string): string {
 }
 
 /** A whole file held in memory (an upload): its bytes, or (in tests) its text. `maxPings`: see PingLineReader. */
-export function readPingText(text: Uint8Array | string, fields: RuleFields = {}, maxPings: number = Infinity): PingFileResult {
-  const reader = new PingLineReader(fields, maxPings);
+export function readPingText(text: Uint8Array | string, fields: RuleFields = {}, maxPings: number = Infinity, layout: FileLayout = {}): PingFileResult {
+  const reader = new PingLineReader(fields, maxPings, layout);
   const lines = new LineSplitter(reader);
   lines.write(typeof text === 'string' ? Buffer.from(text, 'utf8') : text);
   lines.end();
@@ -349,8 +420,8 @@ export interface ReadProgress {
 }
 
 /** A file on disk, streamed: its size is bounded by the pings it holds, not by its text. */
-export function readPingFile(path: string, progress: ReadProgress = {}, fields: RuleFields = {}): Promise<PingFileResult> {
-  const reader = new PingLineReader(fields);
+export function readPingFile(path: string, progress: ReadProgress = {}, fields: RuleFields = {}, layout: FileLayout = {}): Promise<PingFileResult> {
+  const reader = new PingLineReader(fields, Infinity, layout);
   const lines = new LineSplitter(reader);
   const every = progress.every ?? 1_000_000;
   let nextReport = every;

@@ -1,6 +1,7 @@
 import type { Translate } from './catalog';
 import type { GridCell, GridRule } from './grid';
 import type { ReadSummary } from './jobs';
+import { ROLE_OPTIONS, type Role } from './file-columns';
 import { MAX_REPORTED_BAD_ROWS } from './ping-file';
 import type { WhatIfResult } from './what-if';
 
@@ -35,6 +36,10 @@ export function toJson(report: Report): string {
     {
       file: report.file,
       format: read.format,
+      columns: read.mapping,
+      timeZone: read.timeZone,
+      zonelessTimes: read.zonelessTimes,
+      reordered: read.reordered,
       rows: read.rows,
       received: result.received,
       assets: result.assets,
@@ -64,6 +69,7 @@ export function toTable(report: Report, t: Translate): string {
       assets: thousands(result.assets),
     }),
   );
+  lines.push(...readLines(read, t));
   lines.push(t('cli.table.rule', { ttl: thousands(report.rule.ttlSeconds), maxAssets: thousands(report.rule.maxAssets) }));
   lines.push('');
   lines.push(t('cli.table.heading'));
@@ -94,6 +100,21 @@ export function toTable(report: Report, t: Translate): string {
   );
   if (read.badRows > 0) lines.push('', ...badRowLines(read, t));
   return `${lines.join('\n')}\n`;
+}
+
+/**
+ * How the file was read: the column of each role (and whether it was named
+ * or recognised), the zone of times without one, and whether the rows were
+ * put in time order.
+ */
+export function readLines(read: ReadSummary, t: Translate): string[] {
+  const roles = ['assetId', 'time', 'lat', 'lon'] as const satisfies readonly Role[];
+  const name = (role: Role): string => read.mapping[role] ?? '';
+  let columns = t('cli.table.columns', { asset: name('assetId'), time: name('time'), lat: name('lat'), lon: name('lon') });
+  if (roles.some((role) => !read.given.includes(role))) columns += ` ${t('cli.table.recognised', { options: roles.map((role) => `--${ROLE_OPTIONS[role]}`).join(', ') })}`;
+  const lines = [columns, t('cli.table.zone', { zone: read.timeZone, count: thousands(read.zonelessTimes) })];
+  if (read.reordered) lines.push(t('cli.table.reordered'));
+  return lines;
 }
 
 /** How many rows were bad, then the first of them named: in the table, or on stderr beside CSV and JSON. */

@@ -264,6 +264,10 @@ describe('the dedup sidebar in the Node-RED editor (Chromium)', function () {
     rows.splice(5, 0, 'truck-3,yesterday,52.5,13.4,0');
     rows.splice(9, 0, 'truck-4,1784000000,95,13.4,0');
     await vans.locator('.dedup-sb-file').setInputFiles({ name: 'trucks.csv', mimeType: 'text/csv', buffer: Buffer.from(rows.join('\n')) });
+    // The picker: each column as the node reads it (payload.assetId: assetId, ...).
+    await vans.locator('.dedup-sb-run-file').waitFor({ state: 'visible' });
+    assert.deepEqual(await vans.locator('.dedup-sb-column').evaluateAll((els) => els.map((el) => (el as unknown as { value: string }).value)), ['assetId', 'ts', 'lat', 'lon']);
+    await vans.locator('.dedup-sb-run-file').click();
     const chart = vans.locator('.dedup-sb-chart svg.dedup-chart-what-if');
     await chart.waitFor({ state: 'visible', timeout: 20_000 });
     assert.match(await vans.locator('.dedup-sb-source').innerText(), /^trucks\.csv: 80 pings of 2 assets/);
@@ -274,6 +278,34 @@ describe('the dedup sidebar in the Node-RED editor (Chromium)', function () {
       `bad rows by line: ${bad.join(' | ')}`,
     );
     assert.match(bad[1] as string, /lat = "95": must be between -90 and 90/);
+
+    // An export of its own: the picker offers its columns, recognises what it can, and maps topic as the asset id.
+    const exported = ['longitude,latitude,timestamp,topic,name_id'];
+    for (let k = 0; k < 40; k++) {
+      const local = new Date(Date.UTC(2014, 9, 1, 8, 0, k * 15)).toISOString().slice(0, 19).replace('T', ' ');
+      exported.push(`13.4,52.5,${local},fleet/truck-1,${k}`, `${(13.4 + k * 0.001).toFixed(4)},52.5,${local},fleet/truck-2,${k}`);
+    }
+    await vans.locator('.dedup-sb-file').setInputFiles({ name: 'export.csv', mimeType: 'text/csv', buffer: Buffer.from(exported.join('\n')) });
+    const asset = vans.locator('.dedup-sb-column[data-param="asset"]');
+    await asset.waitFor({ state: 'visible' });
+    await editor.page.waitForFunction(() => {
+      const doc = (globalThis as unknown as { document: { querySelector(s: string): { textContent: string } | null } }).document;
+      return doc.querySelector('.dedup-sb-node[data-node-id="vans"] .dedup-sb-columns h4')?.textContent === 'Columns of export.csv';
+    });
+    assert.deepEqual(await asset.locator('option').allInnerTexts(), ['recognised by name', 'longitude', 'latitude', 'timestamp', 'topic', 'name_id']);
+    assert.equal(await asset.inputValue(), '', 'the node\'s assetId is not in this file: left to the names');
+    await asset.selectOption('topic');
+    await vans.locator('.dedup-sb-zone').fill('Europe/Berlin');
+    await vans.locator('.dedup-sb-run-file').click();
+    await editor.page.waitForFunction(() => {
+      const doc = (globalThis as unknown as { document: { querySelector(s: string): { textContent: string } | null } }).document;
+      return /^export\.csv: 80 pings of 2 assets/.test(doc.querySelector('.dedup-sb-node[data-node-id="vans"] .dedup-sb-source')?.textContent ?? '');
+    }, undefined, { timeout: 20_000 });
+    assert.equal(
+      await vans.locator('.dedup-sb-read-as').innerText(),
+      'Columns: asset id topic, time timestamp, latitude latitude, longitude longitude; 80 times without a zone read in Europe/Berlin.',
+    );
+    await vans.locator('.dedup-sb-chart svg.dedup-chart-what-if').waitFor({ state: 'visible' });
 
     // A file over the limit is refused with the reason, before a byte is sent.
     const big = join(mkdtempSync(join(tmpdir(), 'dedup-sidebar-e2e-')), 'huge.csv');

@@ -60,6 +60,38 @@ function fleet(): { rows: Row[]; bad: number } {
   return { rows, bad };
 }
 
+/** A row's time in epoch ms, as readPing reads it (NaN for a time it refuses). */
+function timeOf(ts: string): number {
+  if (/^\d+$/.test(ts)) return Number(ts) < 1e11 ? Number(ts) * 1000 : Number(ts);
+  return Date.parse(ts);
+}
+
+/** The rows as a node receives them live: in time order, stably (the command decides a file's pings so). */
+function live(rows: Row[]): Row[] {
+  return rows.map((row, i) => ({ row, i, t: timeOf(row.ts) })).sort((a, b) => (a.t === b.t ? a.i - b.i : Number.isNaN(a.t) ? 1 : Number.isNaN(b.t) ? -1 : a.t - b.t)).map((x) => x.row);
+}
+
+/**
+ * An export as a fleet system writes it: columns of its own names, local
+ * times (Europe/Berlin) without a zone, sorted by vehicle; and the same
+ * pings as dedup-tune's own names with epoch seconds, in time order.
+ */
+function export_(start: string, minutes: number): { local: string; epoch: string } {
+  const wall = new Intl.DateTimeFormat('sv-SE', { timeZone: 'Europe/Berlin', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' });
+  const pings: { id: string; t: number; lat: string; lon: string }[] = [];
+  for (let v = 0; v < 6; v++) {
+    for (let k = 0; k < minutes * 6; k++) {
+      const t = Date.parse(start) + k * 10_000 + v * 1000;
+      const parked = v % 2 === 0;
+      const lat = 52.5 + v * 0.01 + (parked ? Math.sin(k * 3 + v) * 0.00004 : k * 0.0004);
+      pings.push({ id: `veh-${v}`, t, lat: lat.toFixed(6), lon: (13.4 + (parked ? Math.cos(k * 5) * 0.00004 : 0)).toFixed(6) });
+    }
+  }
+  const byVehicle = pings.map((p) => `${p.lon},${p.lat},${wall.format(p.t)},${p.id}`);
+  const byTime = pings.slice().sort((a, b) => a.t - b.t).map((p) => `${p.id},${p.t / 1000},${p.lat},${p.lon}`);
+  return { local: `longitude,latitude,timestamp,name_id\n${byVehicle.join('\n')}\n`, epoch: `assetId,ts,lat,lon\n${byTime.join('\n')}\n` };
+}
+
 function csvOf(rows: Row[]): string {
   return `assetId,ts,lat,lon,driver\n${rows.map((r) => `${r.assetId},${r.ts},${r.lat},${r.lon},someone`).join('\n')}\n`;
 }
@@ -115,9 +147,11 @@ describe('dedup-tune (the command)', function () {
     const { header, cells } = parseCsv(csv.stdout);
     assert.equal(header, 'minSeconds,minMetres,received,admitted,suppressed,admittedFraction');
     assert.equal(cells.length, 9);
-    assert.match(csv.stderr, new RegExp(`^Bad rows, not counted: ${bad}; by line number \\(at most 10\\):\n {2}line \\d+: `), 'bad rows are reported on stderr, the CSV stays clean');
+    assert.match(csv.stderr, new RegExp(`^Bad rows, not counted: ${bad}; by line number \\(at most 10\\):\n {2}line \\d+: `, 'm'), 'bad rows are reported on stderr, the CSV stays clean');
+    assert.match(csv.stderr, /^Columns: asset id assetId, time ts, latitude lat, longitude lon \(recognised by name/m);
 
-    // The same rows through nine real nodes, one per pair, in a real Node-RED runtime.
+    // The same rows through nine real nodes, one per pair, in a real Node-RED runtime,
+    // in time order: as they would have arrived live, and as the command decides them.
     const pairs = seconds.flatMap((s) => metres.map((m) => ({ s, m })));
     // One Catch node for all (the test helper registers a core node type once per node of that type).
     const flow: FlowNode[] = [
@@ -136,7 +170,7 @@ describe('dedup-tune (the command)', function () {
     const caught = collect('tune-bad');
     const badOf = (i: number): Msg[] => caught.filter((msg) => msg.error?.source?.id === `tune-sw-${i}`);
     const outputs = pairs.map((_, i) => ({ admitted: collect(`tune-adm-${i}`), suppressed: collect(`tune-sup-${i}`) }));
-    for (const row of rows) pairs.forEach((_, i) => node(`tune-sw-${i}`).receive({ payload: { ...row, driver: 'someone' } }));
+    for (const row of live(rows)) pairs.forEach((_, i) => node(`tune-sw-${i}`).receive({ payload: { ...row, driver: 'someone' } }));
     await until(() => outputs.every((o, i) => o.admitted.length + o.suppressed.length + badOf(i).length === rows.length), 'every node to decide every row', 30_000);
 
     pairs.forEach(({ s, m }, i) => {
@@ -157,8 +191,9 @@ describe('dedup-tune (the command)', function () {
     // The same pings as JSON Lines give the same answers.
     const json = run(join(dir, 'fleet.jsonl'), '--seconds', seconds.join(','), '--metres', metres.join(','), '--format', 'json');
     assert.equal(json.status, 0, json.stderr);
-    const report = JSON.parse(json.stdout) as { cells: Cell[]; badRows: number; firstBad: { line: number }[]; format: string };
+    const report = JSON.parse(json.stdout) as { cells: Cell[]; badRows: number; firstBad: { line: number }[]; format: string; columns: unknown; timeZone: string; reordered: boolean };
     assert.equal(report.format, 'jsonl');
+    assert.deepEqual({ columns: report.columns, timeZone: report.timeZone, reordered: report.reordered }, { columns: { assetId: 'assetId', time: 'ts', lat: 'lat', lon: 'lon' }, timeZone: 'UTC', reordered: true });
     assert.deepEqual(
       report.cells.map((c) => [c.minSeconds, c.minMetres, c.received, c.admitted, c.suppressed, c.admittedFraction]),
       cells.map((c) => [c.minSeconds, c.minMetres, c.received, c.admitted, c.suppressed, c.admittedFraction]),
@@ -174,13 +209,42 @@ describe('dedup-tune (the command)', function () {
     const header = lines.find((l) => l.startsWith('Heartbeat'));
     assert.deepEqual(header?.split(/\s+/), ['Heartbeat', '5', 'm', '10', 'm', '25', 'm', '50', 'm', '100', 'm']);
     for (const s of [10, 30, 60, 120, 300]) assert.ok(lines.some((l) => new RegExp(`^${s} s(\\s+\\d+\\.\\d%){5}$`).test(l)), `a row for ${s} s`);
-    assert.match(table.stdout, /Parked jitter: [\d,]+ pairs of pings less than 60 s apart; 95th percentile [\d.]+ m; suggested Movement \d+ m\./);
+    assert.match(table.stdout, /Parked jitter: [\d,]+ pairs of pings at most 60 s apart while parked; 95th percentile [\d.]+ m; suggested Movement \d+ m \(twice the 95th percentile\)\./);
     const badLines = lines.filter((l) => /^ {2}line \d+: /.test(l));
     assert.equal(badLines.length, Math.min(10, bad));
     // Line numbers count the header as line 1.
     const first = Number(/line (\d+)/.exec(badLines[0] as string)?.[1]);
     const text = readFileSync(join(dir, 'fleet.csv'), 'utf8').split('\n');
     assert.match(text[first - 1] as string, /north|,95,|yesterday/);
+  });
+
+  it('reads an export with its own column names and local times, sorted by vehicle, as the same pings named assetId,ts,lat,lon in epoch seconds', function () {
+    const seconds = '10,30,60,300';
+    const metres = '5,10,25,100';
+    const grid = (file: string, ...args: string[]): { cells: string; stderr: string } => {
+      const result = run(join(dir, file), '--seconds', seconds, '--metres', metres, '--format', 'csv', ...args);
+      assert.equal(result.status, 0, result.stderr);
+      return { cells: result.stdout, stderr: result.stderr };
+    };
+    const october = export_('2014-10-01T06:00:00Z', 60);
+    writeFileSync(join(dir, 'export.csv'), october.local);
+    writeFileSync(join(dir, 'renamed.csv'), october.epoch);
+    const mapped = grid('export.csv', '--asset', 'name_id', '--time', 'timestamp', '--lat', 'latitude', '--lon', 'longitude');
+    const renamed = grid('renamed.csv');
+    assert.equal(mapped.cells, renamed.cells);
+    assert.ok(new Set(parseCsv(renamed.cells).cells.map((c) => c.admitted)).size >= 4, 'the cells disagree: not a dull file');
+    assert.match(mapped.stderr, /^Columns: asset id name_id, time timestamp, latitude latitude, longitude longitude$/m);
+    assert.match(mapped.stderr, /^Times without a zone: 2,160, read in UTC \(--tz\)$/m);
+    assert.match(mapped.stderr, /^The rows were not in time order: each asset's pings are decided in time order/m);
+    assert.equal(grid('export.csv').cells, renamed.cells, 'the same columns recognised by name');
+    // Across the night the clocks go forward, local times are read right only in their own zone.
+    const spring = export_('2015-03-29T00:30:00Z', 60);
+    writeFileSync(join(dir, 'spring.csv'), spring.local);
+    writeFileSync(join(dir, 'spring-epoch.csv'), spring.epoch);
+    const zoned = grid('spring.csv', '--tz', 'Europe/Berlin');
+    assert.equal(zoned.cells, grid('spring-epoch.csv').cells);
+    assert.match(zoned.stderr, /^Times without a zone: 2,160, read in Europe\/Berlin \(--tz\)$/m);
+    assert.notEqual(grid('spring.csv').cells, zoned.cells, 'read as UTC, the hour the clocks skip is a gap in every vehicle\'s pings');
   });
 
   it('writes the chart the sidebar draws with --svg', function () {
@@ -211,10 +275,18 @@ describe('dedup-tune (the command)', function () {
       assert.match(result.stderr, message);
       assert.equal(result.stdout, '');
     }
-    writeFileSync(join(dir, 'wrong.csv'), 'vehicle,ts,lat,lon\nv,1,2,3\n');
+    writeFileSync(join(dir, 'wrong.csv'), 'unit,when,lat,lon\nv,1,2,3\n');
     const header = run(join(dir, 'wrong.csv'));
     assert.equal(header.status, 1);
-    assert.match(header.stderr, /wrong\.csv: the CSV header must name assetId, ts, lat and lon; missing: assetId/);
+    assert.match(header.stderr, /wrong\.csv: no column for the asset id, time \(its columns: unit, when, lat, lon\); name it with --asset, --time, --lat or --lon/);
+    const named = run(join(dir, 'wrong.csv'), '--asset', 'vehicle');
+    assert.equal(named.status, 1);
+    assert.match(named.stderr, /wrong\.csv: no column "vehicle" \(given with --asset\); its columns: unit, when, lat, lon/);
+    for (const [args, message] of [[['x.csv', '--tz', 'Mars/Olympus'], /--tz: "Mars\/Olympus" is not a time zone/], [['x.csv', '--asset='], /--asset needs a column name/]] as const) {
+      const result = run(...args);
+      assert.equal(result.status, 2, result.stderr);
+      assert.match(result.stderr, message);
+    }
     const help = run('--help');
     assert.equal(help.status, 0);
     assert.match(help.stdout, /^Usage: dedup-tune FILE/);

@@ -59,6 +59,7 @@ function flow(): FlowNode[] {
     { id: 'side-unique', type: 'helper', z: 'tab' },
     { id: 'side-audit', type: 'helper', z: 'tab' },
     { id: `side-unsampled-${run}`, type: 'sliding-window-dedup', z: 'tab', sampleSize: '0', wires: [[], []] },
+    { id: `side-turning-${run}`, type: 'sliding-window-dedup', z: 'tab', minHeadingDegrees: '30', wires: [[], []] },
   ];
 }
 
@@ -150,12 +151,85 @@ describe('the dedup sidebar plugin: pushes and admin endpoints', function () {
     const reply = await admin().post(`/dedup-sidebar/nodes/${SW}/what-if/file`).query({ seconds: '30,60', metres: '25', name: 'trip.csv' }).set('Content-Type', 'text/csv').send(csv);
     assert.equal(reply.status, 200, JSON.stringify(reply.body));
     assert.equal(reply.body.name, 'trip.csv');
-    assert.deepEqual(reply.body.read, { format: 'csv', rows: 5, badRows: 1, firstBad: [{ line: 4, problem: 'ts = "soon": is not an ISO-8601 date-time' }] });
+    assert.deepEqual(reply.body.read, {
+      format: 'csv',
+      mapping: { assetId: 'assetId', time: 'ts', lat: 'lat', lon: 'lon' },
+      given: [],
+      timeZone: 'UTC',
+      zonelessTimes: 0,
+      reordered: true,
+      rows: 5,
+      badRows: 1,
+      firstBad: [{ line: 4, problem: 'ts = "soon": is not an ISO-8601 date-time' }],
+    });
     const cells = (reply.body.result as { cells: { minSeconds: number; admitted: number }[] }).cells;
     assert.deepEqual(cells.map((c) => [c.minSeconds, c.admitted]), [[30, 4], [60, 3]]);
-    const header = await admin().post(`/dedup-sidebar/nodes/${SW}/what-if/file`).set('Content-Type', 'text/csv').send('vehicle,ts,lat,lon\nv,1,2,3\n');
+    const header = await admin().post(`/dedup-sidebar/nodes/${SW}/what-if/file`).set('Content-Type', 'text/csv').send('unit,ts,lat,lon\nv,1,2,3\n');
     assert.equal(header.status, 400);
     assert.equal(header.body.error?.code, 'file.header');
+  });
+
+  it('reads an upload\'s columns as the picker names them (topic as the asset id), or by their common names, and its local times in the zone given', async function () {
+    type Cells = { cells: { minSeconds: number; minMetres: number; admitted: number }[] };
+    const upload = (body: string, query: Record<string, string> = {}) =>
+      admin().post(`/dedup-sidebar/nodes/${SW}/what-if/file`).query({ seconds: '30,60', metres: '5,25', ...query }).set('Content-Type', 'text/csv').send(body);
+    const cellsOf = (reply: Reply): number[] => (reply.body.result as Cells).cells.map((c) => c.admitted);
+    const pingsOf = (k: number, a: number): { t: number; lat: number } => ({ t: Date.parse('2014-10-01T06:00:00Z') + k * 10_000 + a * 1000, lat: 50 + a * 0.01 + (a % 2 === 0 ? Math.sin(k) * 0.00004 : k * 0.0003) });
+    const own: string[] = ['assetId,ts,lat,lon'];
+    const theirs: string[] = ['longitude,latitude,timestamp,topic,name_id'];
+    for (let a = 0; a < 4; a++) {
+      for (let k = 0; k < 60; k++) {
+        const { t, lat } = pingsOf(k, a);
+        // Berlin local time, written without a zone, as a fleet export might.
+        const local = new Date(t + 2 * 3_600_000).toISOString().slice(0, 19).replace('T', ' ');
+        theirs.push(`8,${lat.toFixed(6)},${local},fleet/van-${a},${k}`);
+      }
+    }
+    const rows: { line: string; t: number }[] = [];
+    for (let a = 0; a < 4; a++) for (let k = 0; k < 60; k++) rows.push({ line: `fleet/van-${a},${pingsOf(k, a).t / 1000},${pingsOf(k, a).lat.toFixed(6)},8`, t: pingsOf(k, a).t });
+    own.push(...rows.sort((x, y) => x.t - y.t).map((r) => r.line));
+    const expected = await upload(own.join('\n'));
+    assert.equal(expected.status, 200, JSON.stringify(expected.body));
+    // name_id would be recognised as the asset id: the picker names topic instead.
+    const mapped = await upload(theirs.join('\n'), { asset: 'topic', tz: 'Europe/Berlin' });
+    assert.equal(mapped.status, 200, JSON.stringify(mapped.body));
+    assert.deepEqual(cellsOf(mapped), cellsOf(expected));
+    assert.ok(new Set(cellsOf(expected)).size >= 3, `not a dull file: ${cellsOf(expected).join(' ')}`);
+    const read = mapped.body.read as Record<string, unknown>;
+    assert.deepEqual(
+      { mapping: read.mapping, given: read.given, timeZone: read.timeZone, zonelessTimes: read.zonelessTimes, reordered: read.reordered },
+      { mapping: { assetId: 'topic', time: 'timestamp', lat: 'latitude', lon: 'longitude' }, given: ['assetId'], timeZone: 'Europe/Berlin', zonelessTimes: 240, reordered: true },
+    );
+    const recognised = await upload(theirs.join('\n'));
+    assert.deepEqual((recognised.body.read as Record<string, unknown>).mapping, { assetId: 'name_id', time: 'timestamp', lat: 'latitude', lon: 'longitude' });
+    const missing = await upload(theirs.join('\n'), { asset: 'vehicle' });
+    assert.equal(missing.status, 400);
+    assert.deepEqual(missing.body.error, {
+      code: 'file.noColumn',
+      column: 'vehicle',
+      role: 'asset id',
+      option: 'asset',
+      header: 'longitude, latitude, timestamp, topic, name_id',
+      detail: 'the CSV header has no column "vehicle", named for the asset id (its columns: longitude, latitude, timestamp, topic, name_id)',
+      message: 'dedup-sidebar.errors.file.noColumn',
+    });
+    const zone = await upload(theirs.join('\n'), { tz: 'Mars/Olympus' });
+    assert.equal(zone.status, 400);
+    assert.equal(zone.body.error?.code, 'timeZone');
+  });
+
+  it('reads the heading column the picker names for a node with a turn rule, by the node\'s own rules', async function () {
+    const csv = ['vehicle,timestamp,lat,lon,course', 'v,2014-10-01 08:00:00,50,8,10', 'v,2014-10-01 08:00:10,50,8,400', 'v,2014-10-01 08:00:20,50,8,90'].join('\n');
+    const turning = `/dedup-sidebar/nodes/side-turning-${run}/what-if/file`;
+    const reply = await admin().post(turning).query({ heading: 'course' }).set('Content-Type', 'text/csv').send(csv);
+    assert.equal(reply.status, 200, JSON.stringify(reply.body));
+    const read = reply.body.read as { mapping: unknown; badRows: number; firstBad: unknown[] };
+    assert.deepEqual(read.mapping, { assetId: 'vehicle', time: 'timestamp', lat: 'lat', lon: 'lon', heading: 'course' });
+    assert.deepEqual(read.firstBad, [{ line: 3, problem: 'course = "400": must be between 0 and 360' }]);
+    // A node without a turn rule never reads it, as the node itself does not.
+    const plain = await admin().post(`/dedup-sidebar/nodes/${SW}/what-if/file`).query({ heading: 'course' }).set('Content-Type', 'text/csv').send(csv);
+    assert.equal(plain.status, 200, JSON.stringify(plain.body));
+    assert.equal((plain.body.read as { badRows: number }).badRows, 0);
   });
 
   it('refuses an upload over 50 MB, and a form or JSON body, with a clear error', async function () {

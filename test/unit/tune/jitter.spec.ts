@@ -52,7 +52,7 @@ describe('tune/jitter', function () {
     assert.equal(ordered.p95Metres, distances[Math.ceil(0.95 * 39) - 1]);
   });
 
-  it('counts a stay shorter than a heartbeat as driving, and has nothing to say without parked pairs', function () {
+  it('counts a pair as driving when its asset is far from it within a minute, and has nothing to say without parked pairs', function () {
     const pings: Ping[] = [
       { assetId: 'd', t: T0, lat: 1, lon: 1 },
       { assetId: 'd', t: T0 + 5_000, lat: 1 + 5 * METRE, lon: 1 },
@@ -63,6 +63,32 @@ describe('tune/jitter', function () {
     assert.equal(jitter.parkedPairs, 0);
     assert.equal(jitter.p95Metres, null);
     assert.equal(jitter.suggestedMetres, null);
+  });
+
+  it('suggests 8 to 30 m for a tracker parked within ±4 m beside a car at 10 m/s and one in stop-and-go traffic, at Heartbeat 5, 10, 30 and 60 s', function () {
+    // An hour, a ping every 5 s from each. Seeded, so that the test is the same every run.
+    let seed = 1_234_567;
+    const random = (): number => (seed = (seed * 48_271) % 2_147_483_647) / 2_147_483_647;
+    const wobble = (): number => (random() * 2 - 1) * 4 * METRE;
+    const pings: Ping[] = [];
+    let stopGo = 0;
+    for (let k = 0; k < 720; k++) {
+      const t = T0 + k * 5_000;
+      pings.push({ assetId: 'parked', t, lat: 52.5 + wobble(), lon: 13.4 + wobble() / Math.cos((52.5 * Math.PI) / 180) });
+      // Every fix wanders, moving or not.
+      pings.push({ assetId: 'cruising', t, lat: 52.6 + k * 50 * METRE + wobble(), lon: 13.4 + wobble() });
+      // Stop and go: a cycle of 4 minutes, 1 minute driving at 10 m/s, then 30 s crawling at 1 m/s, then 2.5 minutes
+      // stopped, so that every stop has driving on both sides of it.
+      const phase = (k * 5) % 240;
+      const speed = phase < 60 ? 10 : phase < 90 ? 1 : 0;
+      stopGo += speed * 5;
+      pings.push({ assetId: 'stop-and-go', t, lat: 52.7 + stopGo * METRE + wobble(), lon: 13.4 + wobble() });
+    }
+    for (const heartbeatSeconds of [5, 10, 30, 60]) {
+      const jitter = parkedJitter(columnsOf(pings), { heartbeatSeconds });
+      const suggested = jitter.suggestedMetres ?? 0;
+      assert.ok(suggested >= 8 && suggested <= 30, `Heartbeat ${heartbeatSeconds} s: suggested ${jitter.suggestedMetres} m (95th percentile ${jitter.p95Metres} m of ${jitter.parkedPairs} parked pairs)`);
+    }
   });
 
   it('steps the bars by 1, 2 or 5 times a power of ten', function () {

@@ -76,8 +76,12 @@ describe('tune/ping-file', function () {
 
   it('refuses a CSV whose header lacks a needed column, naming it', function () {
     assert.throws(
-      () => readPingText('asset,ts,lat,lon\nv,1,2,3\n'),
-      (error: unknown) => error instanceof PingFileError && error.code === 'header' && error.details.missing === 'assetId',
+      () => readPingText('unit,ts,lat,lon\nv,1,2,3\n'),
+      (error: unknown) => error instanceof PingFileError && error.code === 'header' && error.details.missing === 'asset id' && error.details.header === 'unit, ts, lat, lon',
+    );
+    assert.throws(
+      () => readPingText('unit,when,lat,lon\nv,1,2,3\n'),
+      (error: unknown) => error instanceof PingFileError && error.message === 'the CSV header has no column for the asset id, time (its columns: unit, when, lat, lon)',
     );
     assert.throws(() => readPingText('\n\n'), (error: unknown) => error instanceof PingFileError && error.code === 'empty');
   });
@@ -94,6 +98,71 @@ describe('tune/ping-file', function () {
     const ok = readPingText(`assetId,ts,lat,lon,heading,accuracy\nv,${T0},1,1,90,5\n`, { heading: true, accuracy: true });
     assert.equal(ok.columns.heading[0], 90);
     assert.equal(ok.columns.accuracy[0], 5);
+  });
+
+  it('recognises the common names of an export\'s columns, and says which it read', function () {
+    const file = readPingText(`longitude,latitude,timestamp,name_id\n13.4,52.5,${T0},van-1\n`);
+    assert.deepEqual(file.mapping, { assetId: 'name_id', time: 'timestamp', lat: 'latitude', lon: 'longitude' });
+    assert.deepEqual(file.given, []);
+    assert.equal(file.columns.lat[0], 52.5);
+    assert.equal(file.columns.lon[0], 13.4);
+    assert.deepEqual(readPingText(`Vehicle,Time,LAT,lng\nv,${T0},1,2\n`).mapping, { assetId: 'Vehicle', time: 'Time', lat: 'LAT', lon: 'lng' });
+    // A row number called id loses to a vehicle column; ts wins over time.
+    assert.deepEqual(readPingText(`id,vehicle,time,ts,lat,lon\n1,v,${T0},${T0},1,2\n`).mapping, { assetId: 'vehicle', time: 'ts', lat: 'lat', lon: 'lon' });
+    assert.deepEqual(readPingText(`device_id,datetime,latitude,longitude\nd,${T0},1,2\n`).mapping, { assetId: 'device_id', time: 'datetime', lat: 'latitude', lon: 'longitude' });
+    const jsonl = readPingText(`{"id":"d-1","time":"${T0}","latitude":1,"lng":2}\n{"id":"d-1","time":"${T0}","latitude":"north","lng":2}\n`);
+    assert.deepEqual(jsonl.mapping, { assetId: 'id', time: 'time', lat: 'latitude', lon: 'lng' });
+    assert.equal(jsonl.columns.size, 1);
+    assert.match(jsonl.firstBad[0]?.problem ?? '', /^latitude = "north": must be a number/, 'a bad row names the file\'s column');
+  });
+
+  it('reads the columns the user names, topic as the asset id included, before any it would recognise', function () {
+    const text = `assetId,topic,when,y,x\nignored,fleet/van-7,${T0},52.5,13.4\n`;
+    const file = readPingText(text, {}, Infinity, { columns: { assetId: 'topic', time: 'when', lat: 'y', lon: 'x' } });
+    assert.deepEqual(file.mapping, { assetId: 'topic', time: 'when', lat: 'y', lon: 'x' });
+    assert.deepEqual(file.given, ['assetId', 'time', 'lat', 'lon']);
+    assert.deepEqual(file.columns.names, ['fleet/van-7']);
+    const jsonl = readPingText(`{"topic":"fleet/van-7","payload":1,"ts":"${T0}","lat":1,"lon":2}\n`, {}, Infinity, { columns: { assetId: 'topic' } });
+    assert.deepEqual(jsonl.columns.names, ['fleet/van-7']);
+    assert.deepEqual(jsonl.given, ['assetId']);
+    assert.throws(
+      () => readPingText(text, {}, Infinity, { columns: { assetId: 'vehicle' } }),
+      (error: unknown) => error instanceof PingFileError && error.code === 'noColumn' && error.details.column === 'vehicle' && error.details.option === 'asset',
+    );
+    assert.throws(
+      () => readPingText(`{"ts":"${T0}","lat":1,"lon":2}\n`, {}, Infinity, { columns: { assetId: 'topic' } }),
+      (error: unknown) => error instanceof PingFileError && error.message === 'the first JSON object has no column "topic", named for the asset id (its columns: ts, lat, lon)',
+    );
+    // A heading column named for a node with a turn rule.
+    const turning = readPingText(`assetId,ts,lat,lon,course\nv,${T0},1,1,90\n`, { heading: true }, Infinity, { columns: { heading: 'course' } });
+    assert.equal(turning.columns.heading[0], 90);
+    assert.deepEqual(turning.mapping, { assetId: 'assetId', time: 'ts', lat: 'lat', lon: 'lon', heading: 'course' });
+  });
+
+  it('puts the pings in time order, stably, whatever the file\'s order, and says so', function () {
+    const rows = ['vehicle,ts,lat,lon'];
+    // Sorted by vehicle, as exports often are; b's second ping is a redelivery of its first.
+    for (const [v, times] of [['a', [0, 10, 20]], ['b', [5, 5, 15]], ['c', [1, 2, 3]]] as const) for (const s of times) rows.push(`${v},${1_784_000_000 + s},${s},1`);
+    const file = readPingText(rows.join('\n'));
+    assert.equal(file.reordered, true);
+    const { columns } = file;
+    assert.deepEqual(Array.from(columns.t, (t) => t / 1000 - 1_784_000_000), [0, 1, 2, 3, 5, 5, 10, 15, 20]);
+    assert.deepEqual(Array.from(columns.asset, (a) => columns.names[a]), ['a', 'c', 'c', 'c', 'b', 'b', 'a', 'b', 'a']);
+    assert.deepEqual(Array.from(columns.lat), [0, 1, 2, 3, 5, 5, 10, 15, 20], 'every column moves with its ping');
+    assert.equal(readPingText('assetId,ts,lat,lon\na,1,1,1\nb,1,1,1\na,2,1,1\n').reordered, false);
+  });
+
+  it('reads date-times without a zone in the zone given, UTC by default, and counts them', function () {
+    const text = 'assetId,ts,lat,lon\nv,2014-10-01 08:31:00,1,1\nv,2014-10-01T08:32:00+02:00,1,1\nv,1412145180,1,1\nv,2014-10-01T08:33:30.250,1,1\nv,2014-02-30 08:00:00,1,1\n';
+    const utc = readPingText(text);
+    assert.equal(utc.timeZone, 'UTC');
+    assert.equal(utc.zonelessTimes, 2);
+    assert.equal(utc.columns.t[2], Date.parse('2014-10-01T08:31:00Z'));
+    const berlin = readPingText(text, {}, Infinity, { timeZone: 'Europe/Berlin' });
+    assert.equal(berlin.timeZone, 'Europe/Berlin');
+    assert.equal(berlin.zonelessTimes, 2);
+    assert.deepEqual(Array.from(berlin.columns.t), [Date.parse('2014-10-01T06:31:00Z'), Date.parse('2014-10-01T06:32:00Z'), Date.parse('2014-10-01T06:33:00Z'), Date.parse('2014-10-01T06:33:30.250Z')]);
+    assert.deepEqual(berlin.firstBad, [{ line: 6, problem: 'ts = "2014-02-30 08:00:00": is not a valid calendar date-time' }]);
   });
 
   it('splits CSV lines with RFC 4180 quotes', function () {
