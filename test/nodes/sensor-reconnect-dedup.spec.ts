@@ -353,8 +353,9 @@ function storeSuite(store: StoreKind): void {
       audit(again, { received: odd.length, unique: 1, duplicates_suppressed: odd.length - 1, rejected: 0 });
     });
 
-    it('reads the fields and range configured in the editor', async function () {
+    it('reads the fields and range of a flow saved by config version 1', async function () {
       const h = await load(store, {
+        version: 1,
         deviceField: 'sensor',
         seqField: 'n',
         tsField: 'time',
@@ -394,7 +395,7 @@ function storeSuite(store: StoreKind): void {
     });
 
     it('answers every message with the configuration error when the config is invalid', async function () {
-      const h = await load(store, { contentFields: 'fill_pct, device_id' });
+      const h = await load(store, { measures: [{ path: 'fill_pct' }, { path: 'device_id' }] });
       const outcome = await deliver(h, bin(1, 1), { completes: 0, errors: 1 });
       assert.match(outcome.caught[0]?.error?.message ?? '', /Invalid configuration: the measured field "device_id"/);
     });
