@@ -331,10 +331,17 @@
             };
         },
 
-        /** A property path inside the reading: uplink_message.f_cnt, rx[0].rssi, meta["battery level"]. */
-        readingPath: function (property) {
+        /**
+         * A property path inside the reading: uplink_message.f_cnt, rx[0].rssi, meta["battery level"];
+         * or, when the field's type (options.typeProperty) is msg, a message property such as topic.
+         */
+        readingPath: function (property, options) {
+            var typeProperty = options && options.typeProperty;
             return function (value, opt) {
                 if (current(this, "keyMode") === "property") { return true; }
+                if (typeProperty && current(this, typeProperty) === "msg") {
+                    return isMsgPath(value) ? true : reason(this, "property", { label: fieldLabel(this, property) });
+                }
                 return parseReadingPath(value) ? true : reason(this, "readingPath", { label: fieldLabel(this, property) });
             };
         },
@@ -386,6 +393,17 @@
         ids.forEach(function (id) {
             $("#node-input-" + id).typedInput({ types: [READING_TYPE], default: "reading" });
         });
+    }
+
+    /**
+     * A path inside the reading, or a msg property (msg.topic) whose value
+     * every reading of the message shares; its type is saved in the hidden
+     * field `typeId` ("reading" or "msg").
+     */
+    function readingOrMsgInput(id, typeId) {
+        var typeField = $("#node-input-" + typeId);
+        if (typeField.val() !== "msg") { typeField.val("reading"); }
+        $("#node-input-" + id).typedInput({ types: [READING_TYPE, "msg"], default: "reading", typeField: "#node-input-" + typeId });
     }
 
     /** Re-validates `dependent` whenever `source` changes (e.g. the TTL when the heartbeat changes). */
@@ -492,6 +510,7 @@
         bindStoreSelector: bindStoreSelector,
         msgPropertyInputs: msgPropertyInputs,
         readingPathInputs: readingPathInputs,
+        readingOrMsgInput: readingOrMsgInput,
         revalidateOnChange: revalidateOnChange,
         foldingSection: foldingSection,
         measuresList: measuresList

@@ -64,6 +64,7 @@ const CASES: PastedCase[] = [
       '#node-input-onStoreError': 'admit',
       '#dedup-preset': 'flat',
       [TYPED('deviceField')]: 'device_id',
+      '#node-input-deviceFieldType': 'reading',
       [TYPED('seqField')]: 'seq',
       [TYPED('tsField')]: 'ts',
       '#node-input-measures-list .dedup-measure-row .dedup-measure-path': 'fill_pct',
@@ -160,6 +161,26 @@ describe('nodes pasted without any option open with the defaults (Chromium)', fu
       for (const [key, value] of Object.entries(c.saved)) assert.deepEqual(saved[key], value, `${c.type}.${key}`);
     });
   }
+
+  it('sensor-reconnect-dedup: the device id can be a msg property (msg.topic), one choice of its field', async function () {
+    const page = editor.page;
+    await paste([{ id: 'by-topic', type: 'sensor-reconnect-dedup', x: 200, y: 120, wires: [[], []] }]);
+    await editor.openEditDialog('by-topic', '#node-input-ttlSeconds');
+    const device = page.locator('#node-input-deviceField + .red-ui-typedInput-container');
+    assert.equal((await device.locator('.red-ui-typedInput-type-label').innerText()).trim(), 'reading.');
+    await device.locator('.red-ui-typedInput-type-select').click();
+    await page.locator('.red-ui-typedInput-options:visible [value="msg"]').click();
+    assert.equal((await device.locator('.red-ui-typedInput-type-label').innerText()).trim(), 'msg.');
+    const path = device.locator('input.red-ui-typedInput-input');
+    await path.fill('topic');
+    await path.dispatchEvent('change');
+    await editor.expectInvalid('#node-input-deviceField + .red-ui-typedInput-container', false);
+    await editor.closeDialog();
+    await editor.deploy();
+    const flows = await server.getJson<SavedNode[]>('/flows', { 'Node-RED-API-Version': 'v1' });
+    const saved = flows.find((n) => n.id === 'by-topic');
+    assert.deepEqual([saved?.deviceField, saved?.deviceFieldType, saved?.version], ['topic', 'msg', 2]);
+  });
 
   it('a pasted node of an older version keeps what it says: no default replaces an option it left out', async function () {
     const page = editor.page;
