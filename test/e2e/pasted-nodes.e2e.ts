@@ -165,7 +165,8 @@ describe('nodes pasted without any option open with the defaults (Chromium)', fu
   it('dedup-redis: a bare pasted config node opens with its defaults and is saved with the config version', async function () {
     const page = editor.page;
     await paste([{ id: 'bare-redis', type: 'dedup-redis' }]);
-    assert.equal(((await page.evaluate(() => RED.nodes.node('bare-redis'))) as EditorNode | null)?.version, undefined);
+    const pasted = await page.evaluate(() => RED.nodes.node('bare-redis'));
+    assert.equal(pasted?.version, undefined);
     await page.evaluate(() => {
       (globalThis as unknown as { RED: { editor: { editConfig(name: string, type: string, id: string): void } } }).RED.editor.editConfig('', 'dedup-redis', 'bare-redis');
     });
@@ -177,7 +178,7 @@ describe('nodes pasted without any option open with the defaults (Chromium)', fu
     await page.locator('#node-config-dialog-ok').click();
     await page.locator('#node-config-input-host').waitFor({ state: 'detached' });
     const saved = (await page.evaluate(() => RED.nodes.node('bare-redis'))) as EditorNode;
-    assert.deepEqual([saved.version, saved.host, saved.keyPrefix], [2, '127.0.0.1', 'dedup:']);
+    assert.deepEqual([saved?.version, saved?.host, saved?.keyPrefix], [2, '127.0.0.1', 'dedup:']);
   });
 
   it('sensor-reconnect-dedup: the device id can be a msg property (msg.topic), one choice of its field', async function () {
