@@ -62,7 +62,7 @@
      * in the pack, reported on the console rather than hidden.
      */
     function defaultsFor(type, spec) {
-        var values = (RED.settings && RED.settings[camelCase(type) + "Defaults"]) || {};
+        var values = runtimeDefaults(type);
         var defaults = {};
         Object.keys(values).forEach(function (name) {
             defaults[name] = { value: values[name] };
@@ -74,6 +74,58 @@
             defaults[name] = $.extend({ value: values[name] }, spec[name]);
         });
         return defaults;
+    }
+
+    /** The runtime's defaults of a node type (and its config version), as exported to the editor. */
+    function runtimeDefaults(type) {
+        return (RED.settings && RED.settings[camelCase(type) + "Defaults"]) || {};
+    }
+
+    /**
+     * A node without a config version was written by hand or by a script (or
+     * pasted with only some of its options): the runtime reads every option it
+     * leaves out as the default, and so must the dialog. A node that names an
+     * older version keeps what it says, since its migration decides what a
+     * missing option means (version 1 had no clock guard, for example).
+     */
+    function isUnversioned(node) {
+        return !node || node.version === undefined || node.version === null || node.version === "";
+    }
+
+    /** An option's value, or the runtime's default when an unversioned node leaves it out. */
+    function valueOf(node, name) {
+        var value = node ? node[name] : undefined;
+        if (value !== undefined && value !== null) { return value; }
+        if (!isUnversioned(node)) { return value; }
+        return node && node.type ? runtimeDefaults(node.type)[name] : undefined;
+    }
+
+    /**
+     * Call first in oneditprepare, before typedInputs are built on the fields:
+     * fills each field of an option the node leaves out with its default, so a
+     * pasted node without a version opens showing what the runtime will do.
+     * Node-RED has already put "" in those fields; nothing else is touched.
+     */
+    function showDefaults(node, configNode) {
+        if (!node || !isUnversioned(node)) { return; }
+        var values = runtimeDefaults(node.type);
+        Object.keys(values).forEach(function (name) {
+            var value = values[name];
+            if (node[name] !== undefined && node[name] !== null) { return; }
+            if (value === null || typeof value === "object") { return; }
+            var field = $((configNode ? "#node-config-input-" : "#node-input-") + name);
+            if (!field.length) { return; }
+            if (field.attr("type") === "checkbox") { field.prop("checked", value === true); }
+            else { field.val(String(value)); }
+        });
+    }
+
+    /** Call in oneditsave: a node without a config version is saved with the current one. */
+    function stampVersion(node) {
+        if (node && isUnversioned(node)) {
+            var version = runtimeDefaults(node.type).version;
+            if (version !== undefined) { node.version = version; }
+        }
     }
 
     /**
@@ -279,10 +331,17 @@
             };
         },
 
-        /** A property path inside the reading: uplink_message.f_cnt, rx[0].rssi, meta["battery level"]. */
-        readingPath: function (property) {
+        /**
+         * A property path inside the reading: uplink_message.f_cnt, rx[0].rssi, meta["battery level"];
+         * or, when the field's type (options.typeProperty) is msg, a message property such as topic.
+         */
+        readingPath: function (property, options) {
+            var typeProperty = options && options.typeProperty;
             return function (value, opt) {
                 if (current(this, "keyMode") === "property") { return true; }
+                if (typeProperty && current(this, typeProperty) === "msg") {
+                    return isMsgPath(value) ? true : reason(this, "property", { label: fieldLabel(this, property) });
+                }
                 return parseReadingPath(value) ? true : reason(this, "readingPath", { label: fieldLabel(this, property) });
             };
         },
@@ -334,6 +393,17 @@
         ids.forEach(function (id) {
             $("#node-input-" + id).typedInput({ types: [READING_TYPE], default: "reading" });
         });
+    }
+
+    /**
+     * A path inside the reading, or a msg property (msg.topic) whose value
+     * every reading of the message shares; its type is saved in the hidden
+     * field `typeId` ("reading" or "msg").
+     */
+    function readingOrMsgInput(id, typeId) {
+        var typeField = $("#node-input-" + typeId);
+        if (typeField.val() !== "msg") { typeField.val("reading"); }
+        $("#node-input-" + id).typedInput({ types: [READING_TYPE, "msg"], default: "reading", typeField: "#node-input-" + typeId });
     }
 
     /** Re-validates `dependent` whenever `source` changes (e.g. the TTL when the heartbeat changes). */
@@ -412,7 +482,8 @@
             removeItem: changed,
             sortItems: changed
         });
-        (Array.isArray(node.measures) ? node.measures : []).forEach(function (m) { list.editableList("addItem", m); });
+        var measures = valueOf(node, "measures");
+        (Array.isArray(measures) ? measures : []).forEach(function (m) { list.editableList("addItem", m || {}); });
         $("#node-input-tsField").on("change", changed);
         changed();
         return {
@@ -439,11 +510,15 @@
         check: check,
         reasons: REASONS,
         defaultsFor: defaultsFor,
+        valueOf: valueOf,
+        showDefaults: showDefaults,
+        stampVersion: stampVersion,
         isEnvReference: isEnvReference,
         measureName: measureName,
         bindStoreSelector: bindStoreSelector,
         msgPropertyInputs: msgPropertyInputs,
         readingPathInputs: readingPathInputs,
+        readingOrMsgInput: readingOrMsgInput,
         revalidateOnChange: revalidateOnChange,
         foldingSection: foldingSection,
         measuresList: measuresList

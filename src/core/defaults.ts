@@ -53,6 +53,8 @@ export const SENSOR_DEFAULTS = {
   keyProperty: 'payload.id',
   keyPropertyType: 'msg',
   deviceField: 'device_id',
+  /** `reading`: deviceField is a path inside each reading; `msg`: a message property (`topic`), one device id for the whole message. */
+  deviceFieldType: 'reading',
   seqField: 'seq',
   tsField: 'ts',
   measures: [{ path: 'fill_pct', name: '', min: 0, max: 100 }] as readonly MeasureDef[],

@@ -23,12 +23,18 @@ export function readId(value: unknown): FieldResult<string> {
   return { ok: true, value };
 }
 
-/** A finite number, or a string holding one (many decoders emit strings). */
+/**
+ * A finite number, or a string holding one (many decoders emit strings). A
+ * string is read only as a plain decimal number: "52,52" (a decimal comma)
+ * is not a number, and is called so, since strings are accepted.
+ */
 export function readNumber(value: unknown): FieldResult<number> {
   let n: number;
   if (typeof value === 'number') n = value;
-  else if (typeof value === 'string' && DECIMAL_NUMBER.test(value.trim())) n = Number(value);
-  else return { ok: false, problem: `must be a number, not ${describeType(value)}` };
+  else if (typeof value === 'string') {
+    if (!DECIMAL_NUMBER.test(value.trim())) return { ok: false, problem: 'is not a number' };
+    n = Number(value);
+  } else return { ok: false, problem: `must be a number, not ${describeType(value)}` };
   return Number.isFinite(n) ? { ok: true, value: n } : { ok: false, problem: 'must be a finite number' };
 }
 
@@ -77,6 +83,17 @@ export function textOf(value: unknown): string {
   } catch {
     return describeType(value);
   }
+}
+
+/**
+ * A payload that still holds its text (an http-in with text/plain, an
+ * mqtt-in set to output a string, tcp, udp): 'String' or 'Buffer', so the
+ * node can say "parse it first" instead of naming a missing field. Undefined
+ * for anything else.
+ */
+export function unparsedKind(value: unknown): 'String' | 'Buffer' | undefined {
+  if (typeof value === 'string') return 'String';
+  return Buffer.isBuffer(value) ? 'Buffer' : undefined;
 }
 
 export function describeType(value: unknown): string {

@@ -6,13 +6,18 @@ import { readReading, TS_NAME, type ReadingFields } from './reading';
 /**
  * Key mode `reading`: the idempotency key v1 of a reading (device + seq +
  * content hash), grouped by device. The hashed JSON's layout is worked out
- * here, once for the node's fields, not once per reading.
+ * here, once for the node's fields, not once per reading. `device`: the
+ * message's device id, when the fields take it from the message.
  */
-export function readingKeyer(fields: ReadingFields): (raw: unknown) => KeyResult {
+export function readingKeyer(fields: ReadingFields): (raw: unknown, device?: unknown) => KeyResult {
   const layout = new ContentLayout(TS_NAME, fields.measures.map((m) => m.name));
-  return (raw) => {
-    const read = readReading(raw, fields);
-    if (!read.ok) return { ok: false, path: read.path, value: read.value, given: read.given, problem: read.problem };
+  return (raw, device) => {
+    const read = readReading(raw, fields, device);
+    if (!read.ok) {
+      return read.where === undefined
+        ? { ok: false, path: read.path, value: read.value, given: read.given, problem: read.problem }
+        : { ok: false, path: read.path, value: read.value, given: read.given, problem: read.problem, where: read.where };
+    }
     const { deviceId, seq, epochMicros, measures } = read.reading;
     return { ok: true, key: keyText(deviceId, seq, layout.hash(epochMicros, measures)), group: deviceId };
   };

@@ -19,7 +19,10 @@ export interface MeasureField {
 }
 
 export interface ReadingFields {
-  device: PropertyPath;
+  /** Null: the device id is the message's (msg.topic, say), handed to readReading for every reading of it. */
+  device: PropertyPath | null;
+  /** Where a device id given by the message was read, for errors (`msg.topic`). */
+  deviceLabel?: string;
   seq: PropertyPath;
   /** The timestamp, hashed as `ts` whatever this path (see TS_NAME). */
   ts: PropertyPath;
@@ -51,20 +54,27 @@ export interface ReadingRejection {
   /** The offending value as the reading held it (undefined when missing), for the audit. */
   given: unknown;
   problem: string;
+  /** Where the value was read when it was not inside the reading (a device id from msg.topic). */
+  where?: string;
 }
 
 export type ReadingResult = { ok: true; reading: Reading } | ReadingRejection;
 
-export function readReading(raw: unknown, fields: ReadingFields): ReadingResult {
+/**
+ * `messageDevice`: the device id the message gave, when `fields.device` is
+ * null (read from msg.topic, say): every reading of the message gets it.
+ */
+export function readReading(raw: unknown, fields: ReadingFields, messageDevice?: unknown): ReadingResult {
   if (!isRecord(raw)) {
     return { ok: false, path: null, value: showValue(raw), given: raw, problem: `must be an object, not ${kindOf(raw)}` };
   }
   // Each field read in line, with no closure or result object made for a
   // field that is fine: this runs for every reading of every burst.
-  const deviceValue = readPath(raw, fields.device);
-  if (deviceValue === undefined) return missing(fields.device);
+  const devicePath = fields.device;
+  const deviceValue = devicePath === null ? messageDevice : readPath(raw, devicePath);
+  if (deviceValue === undefined) return devicePath === null ? { ...missing(null), where: fields.deviceLabel } : missing(devicePath);
   const device = readId(deviceValue);
-  if (!device.ok) return wrong(fields.device, deviceValue, device.problem);
+  if (!device.ok) return devicePath === null ? { ...wrong(null, deviceValue, device.problem), where: fields.deviceLabel } : wrong(devicePath, deviceValue, device.problem);
   const seqValue = readPath(raw, fields.seq);
   if (seqValue === undefined) return missing(fields.seq);
   const seq = readSequence(seqValue);
@@ -111,11 +121,11 @@ function kindOf(value: unknown): string {
  * A missing field gets its own wording: the shared readers would describe
  * it by type ("not a undefined"), which reads like a bug, not a hint.
  */
-function missing(path: PropertyPath): ReadingRejection {
+function missing(path: PropertyPath | null): ReadingRejection {
   return { ok: false, path, value: 'undefined', given: undefined, problem: 'is missing' };
 }
 
-function wrong(path: PropertyPath, value: unknown, problem: string): ReadingRejection {
+function wrong(path: PropertyPath | null, value: unknown, problem: string): ReadingRejection {
   return { ok: false, path, value: showValue(value), given: value, problem };
 }
 

@@ -10,6 +10,8 @@ import type { NodeAPI, NodeMessage } from './api';
 export interface MessagePath {
   /** As the user wrote it, with `msg.` in front, for error messages. */
   readonly label: string;
+  /** It reads inside msg.payload (`payload.assetId`), not the payload itself or another property. */
+  readonly insidePayload: boolean;
   read(msg: NodeMessage): unknown;
 }
 
@@ -18,6 +20,7 @@ export function compileMessagePath(RED: NodeAPI, expression: string): MessagePat
   const parts = RED.util.normalisePropertyExpression(bare);
   return {
     label: `msg.${bare}`,
+    insidePayload: parts.length > 1 && parts[0] === 'payload',
     read(msg) {
       let value: unknown = msg;
       for (const part of parts) {

@@ -2,7 +2,11 @@
  * Versioned node configuration, so a flow saved by one release of the pack
  * keeps meaning the same thing when a later release adds or changes options.
  *
- * Every node saves `version` (the editor's default). When a release changes
+ * Every node saves `version` (the editor's default). A config without one
+ * (a flow written by hand or by a script, deployed through the admin API)
+ * means the current schema with every documented default: no release that
+ * saved version 1 was ever published, so nobody holds a version-1 flow
+ * without the version in it. When a release changes
  * what a saved option means, or adds one whose default would change how an
  * existing flow behaves, it raises CONFIG_VERSION and adds a step here that
  * turns a config of the previous version into one of the new version with
@@ -19,8 +23,13 @@ import { textOf } from '../core/fields';
 /** The config version this release writes and reads. */
 export const CONFIG_VERSION = 2;
 
-/** The version of a saved config that has none: release 0.1.0 already saved 1, so a missing one is a hand-written flow of that shape. */
-export const UNVERSIONED = 1;
+/**
+ * The version of a saved config that has none: the current one, so that a
+ * hand-written flow gets today's defaults (the clock guard on, fields as
+ * paths). Every version ever saved is written in the flow, so an older
+ * config always says so and still migrates.
+ */
+export const UNVERSIONED = CONFIG_VERSION;
 
 export type DedupNodeType = 'sliding-window-dedup' | 'sensor-reconnect-dedup' | 'dedup-confirm' | 'dedup-redis';
 

@@ -19,6 +19,7 @@ export interface SensorDef extends NodeDef {
   keyProperty?: string;
   keyPropertyType?: string;
   deviceField?: string;
+  deviceFieldType?: string;
   seqField?: string;
   tsField?: string;
   measures?: unknown;
@@ -35,6 +36,8 @@ export interface SensorConfig {
   seen: MemorySeenSettings;
   /** Key mode `reading`: where each part of a reading is. */
   fields: ReadingFields | undefined;
+  /** Key mode `reading` with the device id a message property (msg.topic): where it is. */
+  deviceFromMessage: MessagePath | undefined;
   /** Key mode `property`: where the key is. */
   keySource: KeySource | undefined;
   outputMode: 'burst' | 'each';
@@ -56,9 +59,12 @@ export function readSensorConfig(RED: NodeAPI, def: SensorDef): SensorConfig {
     leaseSeconds: positiveNumber(def.leaseSeconds, 'leaseSeconds', DEFAULTS.leaseSeconds),
     keyMode,
   };
+  const fromMessage = keyMode === 'reading' && oneOf(def.deviceFieldType, 'deviceFieldType', ['reading', 'msg'], DEFAULTS.deviceFieldType) === 'msg';
+  const deviceFromMessage = fromMessage ? compileMessagePath(RED, isBlank(def.deviceField) ? 'topic' : String(def.deviceField).trim()) : undefined;
   return {
     seen,
-    fields: keyMode === 'reading' ? readingFields(def) : undefined,
+    fields: keyMode === 'reading' ? readingFields(def, deviceFromMessage?.label) : undefined,
+    deviceFromMessage,
     keySource: keyMode === 'property' ? keySource(RED, def) : undefined,
     outputMode: oneOf(def.outputMode, 'outputMode', ['burst', 'each'], DEFAULTS.outputMode),
     store: oneOf(def.store, 'store', ['memory', 'redis'], DEFAULTS.store),
@@ -88,13 +94,17 @@ function fieldPath(value: string | undefined, fallback: string, name: string): P
   }
 }
 
-/** The reading's fields from the config, checked for clashes. */
-export function readingFields(def: SensorDef): ReadingFields {
-  const device = fieldPath(def.deviceField, DEFAULTS.deviceField, 'deviceField');
+/**
+ * The reading's fields from the config, checked for clashes. `deviceLabel`:
+ * the device id is read from the message there (msg.topic), not from each reading.
+ */
+export function readingFields(def: SensorDef, deviceLabel?: string): ReadingFields {
+  const device = deviceLabel === undefined ? fieldPath(def.deviceField, DEFAULTS.deviceField, 'deviceField') : null;
   const seq = fieldPath(def.seqField, DEFAULTS.seqField, 'seqField');
   const ts = fieldPath(def.tsField, DEFAULTS.tsField, 'tsField');
-  if (new Set([device.text, seq.text, ts.text]).size < 3) {
-    throw new Error(`the device, seq and timestamp fields must differ, not ${JSON.stringify([device.text, seq.text, ts.text])}`);
+  const inReading = device === null ? [seq, ts] : [device, seq, ts];
+  if (new Set(inReading.map((field) => field.text)).size < inReading.length) {
+    throw new Error(`the ${device === null ? 'seq and timestamp' : 'device, seq and timestamp'} fields must differ, not ${JSON.stringify(inReading.map((field) => field.text))}`);
   }
   const listed = def.measures === undefined ? DEFAULTS.measures : def.measures;
   if (!Array.isArray(listed) || listed.length === 0) throw new Error('measures must list at least one measured field');
@@ -102,8 +112,8 @@ export function readingFields(def: SensorDef): ReadingFields {
   const measures = (listed as MeasureDef[]).map((item, index): MeasureField => {
     if (item === null || typeof item !== 'object') throw new Error(`measures[${index}] must be an object with a path`);
     const path = fieldPath(item.path, '', `measures[${index}].path`);
-    if ([device, seq, ts].some((field) => samePath(field, path))) {
-      throw new Error(`the measured field ${JSON.stringify(path.text)} is already the device, seq or timestamp field`);
+    if (inReading.some((field) => samePath(field, path))) {
+      throw new Error(`the measured field ${JSON.stringify(path.text)} is already the ${device === null ? 'seq or timestamp' : 'device, seq or timestamp'} field`);
     }
     const name = isBlank(item.name) ? lastName(path) : String(item.name).trim();
     // The timestamp is hashed as `ts`; a measure of that name would collide with it.
@@ -120,7 +130,7 @@ export function readingFields(def: SensorDef): ReadingFields {
     }
     return { name, path, ...(min !== undefined ? { min } : {}), ...(max !== undefined ? { max } : {}) };
   });
-  return { device, seq, ts, measures };
+  return deviceLabel === undefined ? { device, seq, ts, measures } : { device, deviceLabel, seq, ts, measures };
 }
 
 /** Two paths to one place, however written (`a.b` and `a["b"]`). */

@@ -1,5 +1,5 @@
 import { auditReason, auditValue, countsOf, prepareReadings, settleReadings, undecidedCounts, type Counts, type KeyResult, type Prepared, type Rejected, type Settled } from '../core/burst';
-import { showValue } from '../core/fields';
+import { showValue, unparsedKind } from '../core/fields';
 import { deviceOfKey } from '../core/idempotency-key';
 import type { SeenEntry } from '../core/seen-set';
 import { propertyKey, readingKeyer } from '../core/keys';
@@ -38,11 +38,12 @@ interface Waiting extends Leaving {
  * file (src/sensor-reconnect-dedup.ts) only hands it the node.
  */
 export class SensorController {
-  readonly totals = { received: 0, unique: 0, suppressed: 0, rejected: 0, leaseExpired: 0 };
+  /** `storeErrors`: messages sent to Catch because the store failed (onStoreError `error`); their readings count as rejected. */
+  readonly totals = { received: 0, unique: 0, suppressed: 0, rejected: 0, leaseExpired: 0, storeErrors: 0 };
   readonly life: NodeLifecycle;
   private config!: SensorConfig;
   /** Key mode `reading`: the node's fields, ready to key a reading. */
-  private keyReading: ((raw: unknown) => KeyResult) | undefined;
+  private keyReading: ((raw: unknown, device?: unknown) => KeyResult) | undefined;
   private bound!: BoundStore<SeenStore>;
   private failure!: StoreFailurePolicy;
   private insight!: NodeInsight;
@@ -59,15 +60,16 @@ export class SensorController {
     private readonly RED: NodeAPI,
     private readonly node: Node,
   ) {
-    this.life = new NodeLifecycle(RED, node, SENSOR_TYPE, (t) =>
-      t(this.config?.seen.confirm ? 'status.countsConfirm' : 'status.counts', {
+    this.life = new NodeLifecycle(RED, node, SENSOR_TYPE, (t) => {
+      const counts = t(this.config?.seen.confirm ? 'status.countsConfirm' : 'status.counts', {
         received: this.totals.received,
         unique: this.totals.unique,
         suppressed: this.totals.suppressed,
         rejected: this.totals.rejected,
         expired: this.totals.leaseExpired,
-      }),
-    );
+      });
+      return this.totals.storeErrors === 0 ? counts : t('status.withStoreErrors', { counts, errors: this.totals.storeErrors });
+    });
     this.replies = this.life.answers(
       (codes, w) => this.route(w, settleReadings(w.prepared, codes, undefined, this.config.seen.confirm)),
       (error, w) => this.storeFailed(w, error),
@@ -127,6 +129,13 @@ export class SensorController {
     const payload = msg.payload;
     const burst = Array.isArray(payload);
     const source = this.config.keySource;
+    // Text still to parse, where the node reads inside the payload: say so, rather than name a field it cannot find.
+    const unparsed = source === undefined || (source.type === 'msg' && source.path.insidePayload) ? unparsedKind(payload) : undefined;
+    if (unparsed !== undefined) {
+      this.rejectedOne();
+      this.life.out.end(msg, done, new Error(this.life.t(`errors.payloadIs${unparsed}`)));
+      return;
+    }
     if (source === undefined) {
       // Key mode `reading`: the payload holds the readings.
       if (!burst && !isRecord(payload)) {
@@ -136,7 +145,9 @@ export class SensorController {
       }
       const keyReading = this.keyReading;
       if (keyReading === undefined) throw new Error('key mode reading without its fields');
-      const prepared = prepareReadings(burst ? (payload as unknown[]) : [payload], burst, keyReading);
+      // A device id from the message (msg.topic) is read once and is every reading's.
+      const device = this.config.deviceFromMessage?.read(msg);
+      const prepared = prepareReadings(burst ? (payload as unknown[]) : [payload], burst, (raw) => keyReading(raw, device));
       this.inOrder(() => this.decide(msg, prepared, send, done));
       return;
     }
@@ -252,6 +263,7 @@ export class SensorController {
       // message claims under the same token, and is admitted again.
       this.lost.remember(fingerprint(w.msg, w.prepared), w.token);
       // Not passed on, so counted with the readings that were not decided.
+      this.totals.storeErrors++;
       this.tally(undecidedCounts(w.prepared));
       this.insight.sensorDecided(w.prepared, undefined);
       this.life.failed(w, raised);

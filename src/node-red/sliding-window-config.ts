@@ -38,6 +38,8 @@ export interface SlidingWindowPaths {
   accuracy: MessagePath | undefined;
   /** The watched event properties; empty when none. */
   events: MessagePath[];
+  /** Some path reads inside msg.payload, which must then be an object, not text still to parse. */
+  insidePayload: boolean;
 }
 
 export interface SlidingWindowConfig {
@@ -80,17 +82,19 @@ export function readSlidingWindowConfig(RED: NodeAPI, def: SlidingWindowDef): Sl
   if (settings.ttlSeconds < settings.minSeconds) {
     warnings.push({ key: 'warnings.ttlShorterThanHeartbeat', subs: { ttl: settings.ttlSeconds, heartbeat: settings.minSeconds } });
   }
+  const read = {
+    assetId: path(def.assetIdProperty, DEFAULTS.assetIdProperty),
+    time: path(def.timeProperty, DEFAULTS.timeProperty),
+    lat: path(def.latProperty, DEFAULTS.latProperty),
+    lon: path(def.lonProperty, DEFAULTS.lonProperty),
+    heading: minHeading === undefined ? undefined : path(def.headingProperty, DEFAULTS.headingProperty),
+    accuracy: isBlank(def.accuracyProperty) ? undefined : path(def.accuracyProperty, ''),
+    events,
+  };
+  const every = [read.assetId, read.time, read.lat, read.lon, read.heading, read.accuracy, ...events];
   return {
     settings,
-    paths: {
-      assetId: path(def.assetIdProperty, DEFAULTS.assetIdProperty),
-      time: path(def.timeProperty, DEFAULTS.timeProperty),
-      lat: path(def.latProperty, DEFAULTS.latProperty),
-      lon: path(def.lonProperty, DEFAULTS.lonProperty),
-      heading: minHeading === undefined ? undefined : path(def.headingProperty, DEFAULTS.headingProperty),
-      accuracy: isBlank(def.accuracyProperty) ? undefined : path(def.accuracyProperty, ''),
-      events,
-    },
+    paths: { ...read, insidePayload: every.some((p) => p?.insidePayload === true) },
     store: oneOf(def.store, 'store', ['memory', 'redis'], DEFAULTS.store),
     redis: def.redis,
     persistSeconds: nonNegativeNumber(def.persistSeconds, 'persistSeconds', DEFAULTS.persistSeconds),

@@ -1,3 +1,4 @@
+import { unparsedKind } from '../core/fields';
 import { readPing, type RawPing } from '../core/ping';
 import type { Ping } from '../core/sliding-window';
 import { windowCodec } from '../persist/codecs';
@@ -28,7 +29,8 @@ interface Waiting extends Leaving {
  * only hands it the node.
  */
 export class SlidingWindowController {
-  readonly counts = { admitted: 0, suppressed: 0, rejected: 0 };
+  /** `storeErrors`: messages sent to Catch because the store failed (onStoreError `error`). */
+  readonly counts = { admitted: 0, suppressed: 0, rejected: 0, storeErrors: 0 };
   readonly life: NodeLifecycle;
   private config!: SlidingWindowConfig;
   private bound!: BoundStore<WindowStore>;
@@ -42,7 +44,10 @@ export class SlidingWindowController {
     private readonly RED: NodeAPI,
     node: Node,
   ) {
-    this.life = new NodeLifecycle(RED, node, SLIDING_WINDOW_TYPE, (t) => t('status.counts', this.counts));
+    this.life = new NodeLifecycle(RED, node, SLIDING_WINDOW_TYPE, (t) => {
+      const counts = t('status.counts', this.counts);
+      return this.counts.storeErrors === 0 ? counts : t('status.withStoreErrors', { counts, errors: this.counts.storeErrors });
+    });
     // Made once per node: a waiting message costs its Waiting object only.
     this.replies = this.life.answers(
       (outcome, w) => this.route(w, outcome),
@@ -100,6 +105,11 @@ export class SlidingWindowController {
   private read(msg: NodeMessage, send: SendFunction, done: DoneFunction): Waiting | undefined {
     if (this.life.reset(msg, this.bound.store, done)) return undefined;
     const paths = this.config.paths;
+    const unparsed = paths.insidePayload ? unparsedKind(msg.payload) : undefined;
+    if (unparsed !== undefined) {
+      this.rejected(msg, done, new Error(this.life.t(`errors.payloadIs${unparsed}`)));
+      return undefined;
+    }
     // One object for every message, filled in place: readPing keeps nothing of it.
     const raw = this.raw;
     raw.assetId = paths.assetId.read(msg);
@@ -111,16 +121,21 @@ export class SlidingWindowController {
     raw.events = paths.events.length === 0 ? undefined : paths.events.map((p) => p.read(msg));
     const read = readPing(raw);
     if (!read.ok) {
-      this.counts.rejected++;
-      this.insight.rejected(1);
-      this.life.board.changed();
       const label = paths[read.field]?.label ?? read.field;
-      this.life.out.end(msg, done, new Error(this.life.t('errors.badField', { path: label, value: read.value, problem: read.problem })));
+      this.rejected(msg, done, new Error(this.life.t('errors.badField', { path: label, value: read.value, problem: read.problem })));
       return undefined;
     }
     const ping = read.ping;
     if (!this.lost.empty && this.lost.take(fingerprintOf(msg._msgid, contentOf(ping))) === true) ping.retry = true;
     return { msg, ping, send, done, left: false, ended: false };
+  }
+
+  /** A message that cannot be decided: counted, and ended with the reason for a Catch node. */
+  private rejected(msg: NodeMessage, done: DoneFunction, error: Error): void {
+    this.counts.rejected++;
+    this.insight.rejected(1);
+    this.life.board.changed();
+    this.life.out.end(msg, done, error);
   }
 
   private route(w: Waiting, outcome: WindowOutcome): void {
@@ -157,6 +172,8 @@ export class SlidingWindowController {
     if (raised !== undefined) {
       // The call may still run on the server: a retry of this very message is recognised.
       this.lost.remember(fingerprintOf(msg._msgid, contentOf(ping)), true);
+      this.counts.storeErrors++;
+      this.life.board.changed();
       this.life.failed(w, raised);
       return;
     }

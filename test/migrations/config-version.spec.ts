@@ -118,10 +118,21 @@ describe('config migrations', function () {
   });
 
   describe('the saved version', function () {
-    it('reads a missing or blank version as the first one', function () {
+    it('reads a missing or blank version as the current one: a flow written by hand or a script means today\'s defaults', function () {
+      assert.equal(UNVERSIONED, CONFIG_VERSION);
       for (const config of [{}, { version: undefined }, { version: null }, { version: '' }]) {
-        assert.equal(savedVersion(config), UNVERSIONED);
+        assert.equal(savedVersion(config), CONFIG_VERSION);
       }
+    });
+
+    it('runs no step for a config without a version: the clock guard keeps its default, fields stay paths', function () {
+      const window = upgrade('sliding-window-dedup', { minSeconds: '60', minMetres: '25' });
+      assert.deepEqual(window.applied, []);
+      assert.deepEqual(window.config, { minSeconds: '60', minMetres: '25', version: CONFIG_VERSION });
+      const sensor = upgrade('sensor-reconnect-dedup', { deviceField: 'end_device_ids.dev_eui' });
+      assert.deepEqual(sensor.applied, []);
+      assert.equal((sensor.config as Record<string, unknown>).deviceField, 'end_device_ids.dev_eui');
+      assert.equal((sensor.config as Record<string, unknown>).measures, undefined);
     });
 
     it('accepts a whole number or its digits', function () {

@@ -178,9 +178,9 @@ function storeSuite(store: StoreKind): void {
         [ping('v', NaN), /msg\.payload\.ts = NaN/],
         [ping('v', BASE, 91), /msg\.payload\.lat = 91: must be between -90 and 90/],
         [ping('v', BASE, NaN), /msg\.payload\.lat = NaN: must be a finite number/],
-        [ping('v', BASE, LAT, 'east'), /msg\.payload\.lon = "east": must be a number/],
+        [ping('v', BASE, LAT, 'east'), /msg\.payload\.lon = "east": is not a number/],
         [ping('v', BASE, LAT, -180.5), /msg\.payload\.lon = -180.5/],
-        ['not an object', /msg\.payload\.assetId = undefined/],
+        ['not an object', /^Error: msg\.payload is a string, not an object: parse it first/],
       ];
       for (const [payload] of bad) h.send(payload);
       await until(() => h.caught.length === bad.length, `${bad.length} errors at the Catch node`);
@@ -340,9 +340,13 @@ describe('sliding-window dedup node, Redis-only behaviour', function () {
     const closedPort = await freePort();
     const h = await load('redis', { onStoreError: 'error' }, { port: String(closedPort), timeoutMs: '300' });
     h.send(ping('down', BASE));
-    await until(() => h.caught.length === 1, 'the error at the Catch node', 3000);
+    h.send(ping('down', BASE + 61));
+    await until(() => h.caught.length === 2, 'the errors at the Catch node', 3000);
     assert.match(h.caught[0]?.error?.message ?? '', /store could not decide/);
     assert.equal(h.admitted.length + h.suppressed.length, 0);
+    // The status counts them: not "0 admitted / 0 suppressed / 0 rejected" as if nothing came.
+    const texts = (): string[] => h.statuses.map((m) => String((m.status as { text?: string }).text));
+    await until(() => texts().some((t) => t.endsWith('0 admitted / 0 suppressed / 0 rejected / store errors: 2')), `the store errors in the status: ${texts().join(' | ')}`, 3000);
   });
 
   it('finishes every in-flight message when redeployed, and leaks no connection', async function () {

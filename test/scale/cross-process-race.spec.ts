@@ -90,7 +90,7 @@ function runtimeFlow(keyPrefix: string): FlowNode[] {
     { id: 'win-catch', type: 'catch', z: 'race-tab', ...at(), scope: ['win'], uncaught: false, wires: [['win-caught']] },
     {
       id: 'sensor', type: 'sensor-reconnect-dedup', z: 'race-tab', ...at(), store: 'redis', redis: 'race-conn',
-      ttlSeconds: '21600', deviceField: 'device_id', seqField: 'seq', tsField: 'ts', contentFields: 'fill_pct',
+      ttlSeconds: '21600', deviceField: 'device_id', seqField: 'seq', tsField: 'ts',
       outputMode: 'burst', onStoreError: 'error',
       wires: [['sensor-admitted'], ['sensor-audit']],
     },

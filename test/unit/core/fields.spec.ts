@@ -43,6 +43,10 @@ describe('core/fields', () => {
     for (const bad of ['', ' ', '0x10', '12abc', '1,5', 'NaN', 'Infinity', true, null, [1], {}]) {
       problem(readNumber(bad));
     }
+    // Strings are read, so a string that holds no number is called what it is, not a wrong type.
+    assert.equal(value(readNumber('52.52')), 52.52);
+    for (const bad of ['52,52', '', 'full', '0x10']) assert.equal(problem(readNumber(bad)), 'is not a number', bad);
+    assert.equal(problem(readNumber(true)), 'must be a number, not a boolean');
     assert.match(problem(readNumber(Infinity)), /finite/);
     assert.match(problem(readNumber('1e999')), /finite/);
   });

@@ -55,7 +55,7 @@ describe('core/keys', () => {
         [{ ...SEED, seq: -1 }, 'seq', '-1', /whole number/],
         [{ ...SEED, ts: 'yesterday' }, 'ts', '"yesterday"', /./],
         [{ ...SEED, fill_pct: 101 }, 'fill_pct', '101', /between 0 and 100/],
-        [{ ...SEED, fill_pct: 'full' }, 'fill_pct', '"full"', /must be a number/],
+        [{ ...SEED, fill_pct: 'full' }, 'fill_pct', '"full"', /is not a number/],
         ['not a reading', null, '"not a reading"', /must be an object, not a string/],
         [[SEED], null, /^\[\{"device_id":"bin-A17"/, /not an array/],
       ];

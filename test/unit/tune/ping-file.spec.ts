@@ -53,7 +53,7 @@ describe('tune/ping-file', function () {
       file.firstBad.map((b) => b.line),
       [3, 6, 8, 10, 12, 14, 16, 18, 20, 22],
     );
-    assert.match(file.firstBad[0]?.problem ?? '', /^lat = "north": must be a number/);
+    assert.match(file.firstBad[0]?.problem ?? '', /^lat = "north": is not a number/);
   });
 
   it('names what is wrong with a row: the field and value, a short row, an unclosed quote, bad JSON', function () {
