@@ -11,6 +11,7 @@ import type { NodeInsight } from './insight';
 import { fingerprintOf, LostDecisions } from './lost-decisions';
 import { NodeLifecycle } from './node-lifecycle';
 import { readSlidingWindowConfig, type SlidingWindowConfig, type SlidingWindowDef } from './sliding-window-config';
+import { countsLine } from './status-counts';
 import type { BoundStore } from './store-binding';
 import type { StoreFailurePolicy } from './store-failure';
 
@@ -42,7 +43,7 @@ export class SlidingWindowController {
     private readonly RED: NodeAPI,
     node: Node,
   ) {
-    this.life = new NodeLifecycle(RED, node, SLIDING_WINDOW_TYPE, (t) => t('status.counts', this.counts));
+    this.life = new NodeLifecycle(RED, node, SLIDING_WINDOW_TYPE, (t) => countsLine(t, this.counts));
     // Made once per node: a waiting message costs its Waiting object only.
     this.replies = this.life.answers(
       (outcome, w) => this.route(w, outcome),
