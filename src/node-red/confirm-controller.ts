@@ -9,6 +9,7 @@ import { errorMessage, toError } from '../core/errors';
 import type { Leaving } from './guarded-send';
 import { upgradeConfig } from './migrations';
 import { NodeLifecycle } from './node-lifecycle';
+import { countsLine } from './status-counts';
 
 export const CONFIRM_TYPE = 'dedup-confirm';
 
@@ -52,7 +53,11 @@ export class ConfirmController {
     RED: NodeAPI,
     private readonly node: Node,
   ) {
-    this.life = new NodeLifecycle(RED, node, CONFIRM_TYPE, (t) => t(this.action === 'confirm' ? 'status.confirmed' : 'status.released', this.counts));
+    this.life = new NodeLifecycle(RED, node, CONFIRM_TYPE, (t) =>
+      this.action === 'confirm'
+        ? countsLine(t, { confirmed: this.counts.settled, unmatched: this.counts.failed }, 'status.tallyConfirmed')
+        : countsLine(t, { released: this.counts.settled, unmatched: this.counts.failed }, 'status.tallyReleased'),
+    );
     // Any answer, matched or not, means the store works again (answers() tells the status).
     this.replies = this.life.answers(
       (codes, w) => this.settled(w, codes),

@@ -19,6 +19,7 @@ import { fingerprintOf, LostDecisions } from './lost-decisions';
 import { NodeLifecycle } from './node-lifecycle';
 import { resetTarget } from './reset';
 import { readSensorConfig, type SensorConfig, type SensorDef } from './sensor-config';
+import { countsLine, withStoreErrors } from './status-counts';
 import type { BoundStore } from './store-binding';
 import type { StoreFailurePolicy } from './store-failure';
 
@@ -60,16 +61,24 @@ export class SensorController {
     private readonly RED: NodeAPI,
     private readonly node: Node,
   ) {
-    this.life = new NodeLifecycle(RED, node, SENSOR_TYPE, (t) => {
-      const counts = t(this.config?.seen.confirm ? 'status.countsConfirm' : 'status.counts', {
-        received: this.totals.received,
-        unique: this.totals.unique,
-        suppressed: this.totals.suppressed,
-        rejected: this.totals.rejected,
-        expired: this.totals.leaseExpired,
-      });
-      return this.totals.storeErrors === 0 ? counts : t('status.withStoreErrors', { counts, errors: this.totals.storeErrors });
-    });
+    this.life = new NodeLifecycle(RED, node, SENSOR_TYPE, (t) =>
+      withStoreErrors(
+        t,
+        countsLine(
+          t,
+          {
+            received: this.totals.received,
+            unique: this.totals.unique,
+            suppressed: this.totals.suppressed,
+            rejected: this.totals.rejected,
+            // The lease part only while Confirm delivery is on.
+            ...(this.config?.seen.confirm ? { expired: this.totals.leaseExpired } : {}),
+          },
+          this.config?.seen.confirm ? 'status.tallyConfirm' : 'status.tally',
+        ),
+        this.totals.storeErrors,
+      ),
+    );
     this.replies = this.life.answers(
       (codes, w) => this.route(w, settleReadings(w.prepared, codes, undefined, this.config.seen.confirm)),
       (error, w) => this.storeFailed(w, error),

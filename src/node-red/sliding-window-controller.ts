@@ -12,6 +12,7 @@ import type { NodeInsight } from './insight';
 import { fingerprintOf, LostDecisions } from './lost-decisions';
 import { NodeLifecycle } from './node-lifecycle';
 import { readSlidingWindowConfig, type SlidingWindowConfig, type SlidingWindowDef } from './sliding-window-config';
+import { countsLine, withStoreErrors } from './status-counts';
 import type { BoundStore } from './store-binding';
 import type { StoreFailurePolicy } from './store-failure';
 
@@ -45,8 +46,8 @@ export class SlidingWindowController {
     node: Node,
   ) {
     this.life = new NodeLifecycle(RED, node, SLIDING_WINDOW_TYPE, (t) => {
-      const counts = t('status.counts', this.counts);
-      return this.counts.storeErrors === 0 ? counts : t('status.withStoreErrors', { counts, errors: this.counts.storeErrors });
+      const { storeErrors, ...shown } = this.counts;
+      return withStoreErrors(t, countsLine(t, shown), storeErrors);
     });
     // Made once per node: a waiting message costs its Waiting object only.
     this.replies = this.life.answers(

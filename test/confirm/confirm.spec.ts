@@ -137,12 +137,12 @@ function storeSuite(store: StoreKind): void {
       assert.equal(readmitted.dedup?.lease_expired, 3);
       assert.deepEqual(counts(auditOf(again.second)), { received: 3, unique: 3, duplicates_suppressed: 0, rejected: 0, in_flight: 0, lease_expired: 3 });
       await until(
-        () => h.statuses.some((s) => /3 lease expired/.test(String((s.status as { text?: string } | undefined)?.text))),
+        () => h.statuses.some((s) => /3 leases expired/.test(String((s.status as { text?: string } | undefined)?.text))),
         'the status to count the expired leases',
         3000,
       );
       const statusText = String((h.statuses.at(-1)?.status as { text?: string }).text);
-      assert.match(statusText, /9 received \/ 6 unique \/ 3 suppressed \/ 0 rejected \/ 3 lease expired/);
+      assert.match(statusText, /9 received \/ 6 unique \/ 3 suppressed \/ 0 rejected \/ 3 leases expired/);
     });
 
     it('a confirm with a wrong token goes to Catch and leaves the claim pending', async function () {

@@ -90,10 +90,14 @@ export function packNodes(
 }
 
 function translate(catalog: object, key: string, subs: Record<string, unknown>): string {
-  let entry: unknown = catalog;
-  for (const part of key.split('.')) {
-    entry = entry !== null && typeof entry === 'object' ? (entry as Record<string, unknown>)[part] : undefined;
-  }
+  const find = (path: string): unknown => {
+    let entry: unknown = catalog;
+    for (const part of path.split('.')) entry = entry !== null && typeof entry === 'object' ? (entry as Record<string, unknown>)[part] : undefined;
+    return entry;
+  };
+  // As i18next reads en-US: a numeric count other than 1 takes the key's plural form when it has one.
+  const plural = typeof subs.count === 'number' && subs.count !== 1 ? find(`${key}_plural`) : undefined;
+  const entry = typeof plural === 'string' ? plural : find(key);
   if (typeof entry !== 'string') throw new Error(`message catalog has no string "${key}"`);
   return entry.replace(/__(\w+)__/g, (whole, name: string) => (name in subs ? String(subs[name]) : whole));
 }

@@ -69,7 +69,12 @@ export interface Browser {
   close(): Promise<void>;
 }
 
-export async function launchBrowser(): Promise<Browser> {
+export interface BrowserOptions {
+  /** The browser's language (navigator.language and Accept-Language), which the editor takes as its own: 'de', 'ja'. */
+  locale?: string;
+}
+
+export async function launchBrowser(options: BrowserOptions = {}): Promise<Browser> {
   if (!existsSync(CHROMIUM)) {
     throw new Error(`no Chromium at ${CHROMIUM}: install Debian's package (apt-get install -y chromium) or set CHROMIUM_PATH`);
   }
@@ -80,6 +85,7 @@ export async function launchBrowser(): Promise<Browser> {
     args: CHROMIUM_FLAGS,
     // Tall enough for a whole edit dialog in the screenshots.
     viewport: { width: 1440, height: 1500 },
+    ...(options.locale !== undefined ? { locale: options.locale } : {}),
   });
   // Each page starts like a first visit: the editor keeps the palette filter
   // and other state of the last visit in localStorage.

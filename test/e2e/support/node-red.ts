@@ -73,7 +73,7 @@ export async function startNodeRed(options: StartOptions = {}): Promise<NodeRedS
     const port = await freePort();
     writeFileSync(join(userDir, 'settings.js'), settingsFile(port, options.settings ?? {}));
     try {
-      return await launch(userDir, port);
+      return await launch(userDir, port, startedFlows(options.settings?.lang));
     } catch (error) {
       lastError = error;
     }
@@ -82,7 +82,19 @@ export async function startNodeRed(options: StartOptions = {}): Promise<NodeRedS
   throw lastError;
 }
 
-async function launch(userDir: string, port: number): Promise<NodeRedServer> {
+/**
+ * The log line that says the flows have started, in the runtime's language
+ * (settings.lang): Node-RED logs it from its own message catalog.
+ */
+function startedFlows(lang: unknown): RegExp {
+  if (typeof lang !== 'string' || lang === 'en-US') return /Started flows/;
+  const catalog = join(dirname(require.resolve('@node-red/runtime/package.json')), 'locales', lang, 'runtime.json');
+  const text = /"started-flows":\s*"([^"]+)"/.exec(readFileSync(catalog, 'utf8'))?.[1];
+  if (text === undefined) throw new Error(`Node-RED's ${lang} runtime catalog has no "started-flows"`);
+  return new RegExp(text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+}
+
+async function launch(userDir: string, port: number, started: RegExp): Promise<NodeRedServer> {
   const url = `http://${HOST}:${port}`;
   const child: ChildProcess = spawn(
     process.execPath,
@@ -132,7 +144,7 @@ async function launch(userDir: string, port: number): Promise<NodeRedServer> {
       throw new Error(`Node-RED exited (${child.exitCode ?? child.signalCode}) before it was ready:\n${output}`);
     }
     // Ready once the HTTP API answers and the flows have started.
-    if (/Started flows/.test(output)) {
+    if (started.test(output)) {
       try {
         await getJson('/settings');
         break;

@@ -113,7 +113,7 @@ describe('tune/ping-file', function () {
     const jsonl = readPingText(`{"id":"d-1","time":"${T0}","latitude":1,"lng":2}\n{"id":"d-1","time":"${T0}","latitude":"north","lng":2}\n`);
     assert.deepEqual(jsonl.mapping, { assetId: 'id', time: 'time', lat: 'latitude', lon: 'lng' });
     assert.equal(jsonl.columns.size, 1);
-    assert.match(jsonl.firstBad[0]?.problem ?? '', /^latitude = "north": must be a number/, 'a bad row names the file\'s column');
+    assert.match(jsonl.firstBad[0]?.problem ?? '', /^latitude = "north": is not a number/, 'a bad row names the file\'s column');
   });
 
   it('reads the columns the user names, topic as the asset id included, before any it would recognise', function () {
