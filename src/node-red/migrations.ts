@@ -22,7 +22,7 @@ export const CONFIG_VERSION = 2;
 /** The version of a saved config that has none: release 0.1.0 already saved 1, so a missing one is a hand-written flow of that shape. */
 export const UNVERSIONED = 1;
 
-export type DedupNodeType = 'sliding-window-dedup' | 'sensor-reconnect-dedup' | 'dedup-confirm' | 'dedup-redis';
+export type DedupNodeType = 'sliding-window-dedup' | 'sensor-reconnect-dedup' | 'dedup-confirm' | 'dedup-redis' | 'dedup-stats';
 
 export type SavedConfig = Readonly<Record<string, unknown>>;
 
@@ -56,6 +56,7 @@ export const MIGRATIONS: Readonly<Record<DedupNodeType, readonly MigrationStep[]
   ],
   'dedup-confirm': [{ from: 1, change: 'nothing: the node is new in version 2', up: unchanged }],
   'dedup-redis': [{ from: 1, change: 'nothing changed', up: unchanged }],
+  'dedup-stats': [{ from: 1, change: 'nothing: the node is new in version 2', up: unchanged }],
 };
 
 /**
