@@ -73,6 +73,7 @@ export class AssetBoard {
   /** The `n` assets with the most suppressed pings (as the store counts them), most first; ties by ratio. */
   mostSuppressed(n: number): AssetRow[] {
     const top: AssetRow[] = [];
+    if (n <= 0) return top;
     for (let slot = this.index.oldest; slot !== -1; slot = this.index.next(slot)) {
       const suppressed = this.suppressed[slot] as number;
       if (suppressed === 0) continue;
