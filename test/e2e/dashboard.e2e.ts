@@ -95,7 +95,7 @@ describe('dashboard-2 example: Node-RED Dashboard 2 shows the dedup nodes\' own 
   const groupOf = (name: string): string => idOf('ui-group', name);
 
   before(async function () {
-    server = await startNodeRed({ flows: deployable() });
+    server = await startNodeRed({ flows: deployable(), dashboard: true });
     browser = await launchBrowser();
     page = await browser.context.newPage();
     // A dashboard wide enough for its two columns of groups, and short enough for a small picture.
@@ -122,6 +122,13 @@ describe('dashboard-2 example: Node-RED Dashboard 2 shows the dedup nodes\' own 
   /** Decisions and rejections the metrics count for a node, all reasons together. */
   const decided = (text: string, node: string): number =>
     [...seriesOf(text, 'dedup_messages_total'), ...seriesOf(text, 'dedup_rejected_total')].filter((s) => s.labels.node === node).reduce((a, s) => a + s.value, 0);
+
+  it('needs Dashboard 2 only as a devDependency', function () {
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { dependencies?: Record<string, string>; devDependencies?: Record<string, string>; peerDependencies?: Record<string, string> };
+    assert.equal(pkg.dependencies?.['@flowfuse/node-red-dashboard'], undefined);
+    assert.equal(pkg.peerDependencies?.['@flowfuse/node-red-dashboard'], undefined);
+    assert.ok(pkg.devDependencies?.['@flowfuse/node-red-dashboard'] !== undefined);
+  });
 
   it('deploys with the Dashboard 2 nodes, and serves the dashboard page', async function () {
     const flows = await server.getJson<FlowNode[]>('/flows');
