@@ -8,10 +8,10 @@
  * picture of the page is docs/dashboard-example.png (E2E_SCREENSHOTS=docs).
  */
 import assert from 'node:assert/strict';
-import { readFileSync, statSync } from 'fs';
+import { mkdirSync, readFileSync, statSync } from 'fs';
 import { join } from 'path';
 import type { Page } from 'playwright-core';
-import { launchBrowser, screenshotFile, type Browser } from './support/editor';
+import { Editor, launchBrowser, screenshotFile, type Browser } from './support/editor';
 import { ROOT, startNodeRed, type NodeRedServer } from './support/node-red';
 
 interface FlowNode {
@@ -213,5 +213,45 @@ describe('dashboard-2 example: Node-RED Dashboard 2 shows the dedup nodes\' own 
     const file = screenshotFile('dashboard-example');
     await page.screenshot({ path: file, fullPage: true });
     assert.ok(statSync(file).size < 150_000, `the picture is small: ${statSync(file).size} bytes`);
+  });
+
+  it('lays the example out in the editor with no node or status text over another', async function () {
+    const editor = new Editor(browser.context, server);
+    await editor.open();
+    await editor.page.evaluate((id) => (RED as unknown as { workspaces: { show(id: string): void } }).workspaces.show(id), TAB);
+    // Every pack node shows its status once it has worked (the stats node after its first report, pressed above).
+    await editor.page.waitForFunction((tab) => {
+      const doc = (globalThis as unknown as { document: { getElementById(i: string): { querySelector(s: string): { textContent: string | null } | null } | null } }).document;
+      const pack = RED.nodes.filterNodes({ z: tab }).filter((n) => /dedup/.test(n.type));
+      return pack.length === 3 && pack.every((n) => (doc.getElementById(n.id)?.querySelector('.red-ui-flow-node-status-label')?.textContent ?? '') !== '');
+    }, TAB);
+    const overlaps = await editor.page.evaluate((tab) => {
+      interface Box { left: number; top: number; right: number; bottom: number }
+      interface El { getBoundingClientRect(): Box; querySelector(s: string): El | null; textContent: string | null; style: { display: string } }
+      const doc = (globalThis as unknown as { document: { getElementById(i: string): El | null } }).document;
+      const boxes: { owner: string; what: string; box: Box }[] = [];
+      for (const n of RED.nodes.filterNodes({ z: tab })) {
+        const g = doc.getElementById(n.id);
+        const body = g?.querySelector('.red-ui-flow-node');
+        if (!g || !body) continue;
+        boxes.push({ owner: n.id, what: `${n.type} ${typeof n.name === 'string' ? n.name : n.id}`, box: body.getBoundingClientRect() });
+        const status = g.querySelector('.red-ui-flow-node-status-group');
+        if (status && status.style.display !== 'none' && (status.querySelector('.red-ui-flow-node-status-label')?.textContent ?? '') !== '') boxes.push({ owner: n.id, what: `${n.type}'s status`, box: status.getBoundingClientRect() });
+      }
+      const found: string[] = [];
+      for (const a of boxes) {
+        for (const b of boxes) {
+          if (a.owner >= b.owner) continue;
+          if (Math.min(a.box.right, b.box.right) > Math.max(a.box.left, b.box.left) && Math.min(a.box.bottom, b.box.bottom) > Math.max(a.box.top, b.box.top)) found.push(`${a.what} overlaps ${b.what}`);
+        }
+      }
+      return { found, drawn: boxes.length };
+    }, TAB);
+    // For a look, not for docs/.
+    mkdirSync(join(ROOT, 'test-results', 'screenshots'), { recursive: true });
+    await editor.page.screenshot({ path: join(ROOT, 'test-results', 'screenshots', 'dashboard-example-flow.png') });
+    assert.ok(overlaps.drawn >= 18, `only ${overlaps.drawn} nodes and statuses drawn`);
+    assert.deepEqual(overlaps.found, []);
+    await editor.afterTest(this.test);
   });
 });
