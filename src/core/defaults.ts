@@ -69,6 +69,13 @@ export const CONFIRM_DEFAULTS = {
   action: 'confirm',
 } as const;
 
+/** dedup-stats: every dedup node (an empty list) or the ones listed by id; the top rows per node. */
+export const STATS_DEFAULTS = {
+  name: '',
+  dedupNodes: [] as readonly string[],
+  topRows: 5,
+} as const;
+
 export const REDIS_DEFAULTS = {
   name: '',
   mode: 'standalone',

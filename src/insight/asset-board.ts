@@ -70,6 +70,24 @@ export class AssetBoard {
     return top;
   }
 
+  /** The `n` assets with the most suppressed pings (as the store counts them), most first; ties by ratio. */
+  mostSuppressed(n: number): AssetRow[] {
+    const top: AssetRow[] = [];
+    if (n <= 0) return top;
+    for (let slot = this.index.oldest; slot !== -1; slot = this.index.next(slot)) {
+      const suppressed = this.suppressed[slot] as number;
+      if (suppressed === 0) continue;
+      const ratio = suppressed / Math.max(1, this.accepted[slot] as number);
+      const above = (row: AssetRow): boolean => suppressed > row.suppressed || (suppressed === row.suppressed && ratio > row.ratio);
+      if (top.length === n && !above(top[n - 1] as AssetRow)) continue;
+      let at = top.length;
+      while (at > 0 && above(top[at - 1] as AssetRow)) at--;
+      top.splice(at, 0, this.row(slot));
+      if (top.length > n) top.pop();
+    }
+    return top;
+  }
+
   /** The `n` assets heard from longest ago, longest first. */
   silent(n: number): AssetRow[] {
     const rows: AssetRow[] = [];

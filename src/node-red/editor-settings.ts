@@ -5,7 +5,7 @@
  * and a hand-written flow mean the same thing; and what else the dialogs
  * are handed (the sensor node's presets).
  */
-import { CONFIRM_DEFAULTS, REDIS_DEFAULTS, SENSOR_DEFAULTS, SLIDING_WINDOW_DEFAULTS } from '../core/defaults';
+import { CONFIRM_DEFAULTS, REDIS_DEFAULTS, SENSOR_DEFAULTS, SLIDING_WINDOW_DEFAULTS, STATS_DEFAULTS } from '../core/defaults';
 import { CONFIG_VERSION, type DedupNodeType } from './migrations';
 
 /**
@@ -60,6 +60,7 @@ const DEFAULTS: Record<DedupNodeType, object> = {
   'sensor-reconnect-dedup': SENSOR_DEFAULTS,
   'dedup-confirm': CONFIRM_DEFAULTS,
   'dedup-redis': REDIS_DEFAULTS,
+  'dedup-stats': STATS_DEFAULTS,
 };
 
 /** `sliding-window-dedup` -> `slidingWindowDedup`: the prefix Node-RED requires of a node's settings. */

@@ -319,6 +319,42 @@ export function nodeCounters(): { subject: InsightSubject; counters: NodeCounter
   return [...insightRecords()].map((r) => ({ subject: r.subject, counters: r.counters, running: r.current !== undefined }));
 }
 
+/** What a dedup-stats node reads of one dedup node: the counts the sidebar and Prometheus read, and its top rows. */
+export interface NodeCounts {
+  subject: InsightSubject;
+  running: boolean;
+  since: number;
+  totals: Totals;
+  /** By slot of WINDOW_SLOTS or SENSOR_SLOTS; all 0 while the metrics counting is off. */
+  decisions: Float64Array;
+  /** Sliding window: the assets with the most suppressed pings; sensor: the devices with the most replays. */
+  top: { id: string; suppressed: number; admitted: number | null }[];
+}
+
+/** The counts of the node with this id, running or closed but not yet forgotten; undefined for an id the pack does not know. */
+export function nodeCounts(id: string, topRows: number): NodeCounts | undefined {
+  const record = recordOf(id, 'insight');
+  if (record === undefined) return undefined;
+  const rows = Math.max(0, Math.min(TOP_ROWS, Math.floor(topRows)));
+  const top =
+    rows === 0
+      ? []
+      : record.assets !== undefined
+        ? record.assets.mostSuppressed(rows).map((r) => ({ id: r.assetId, suppressed: r.suppressed, admitted: r.accepted }))
+        : (record.devices?.top(rows) ?? []).map((r) => ({ id: r.device, suppressed: r.replays, admitted: null }));
+  return { subject: record.subject, running: record.current !== undefined, since: record.since, totals: { ...record.totals }, decisions: record.counters.decisions.slice(), top };
+}
+
+/** The ids of every dedup node the pack knows, oldest first. */
+export function countedNodeIds(): string[] {
+  return [...recordsIn('insight')].map(([id]) => id);
+}
+
+/** Whether decisions are counted by reason (the runtime setting dedupMetrics is not false). */
+export function countingReasons(): boolean {
+  return countMetrics;
+}
+
 /** The running nodes' subjects. */
 export function trackedNodes(): InsightSubject[] {
   return [...insightRecords()].filter((r) => r.current !== undefined).map((r) => r.subject);

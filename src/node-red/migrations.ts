@@ -31,7 +31,7 @@ export const CONFIG_VERSION = 2;
  */
 export const UNVERSIONED = CONFIG_VERSION;
 
-export type DedupNodeType = 'sliding-window-dedup' | 'sensor-reconnect-dedup' | 'dedup-confirm' | 'dedup-redis';
+export type DedupNodeType = 'sliding-window-dedup' | 'sensor-reconnect-dedup' | 'dedup-confirm' | 'dedup-redis' | 'dedup-stats';
 
 export type SavedConfig = Readonly<Record<string, unknown>>;
 
@@ -65,6 +65,7 @@ export const MIGRATIONS: Readonly<Record<DedupNodeType, readonly MigrationStep[]
   ],
   'dedup-confirm': [{ from: 1, change: 'nothing: the node is new in version 2', up: unchanged }],
   'dedup-redis': [{ from: 1, change: 'nothing changed', up: unchanged }],
+  'dedup-stats': [{ from: 1, change: 'nothing: the node is new in version 2', up: unchanged }],
 };
 
 /**

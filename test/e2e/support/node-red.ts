@@ -37,12 +37,21 @@ export interface StartOptions {
   flows?: unknown[];
   /** Extra settings merged into settings.js. */
   settings?: Record<string, unknown>;
+  /**
+   * Load Node-RED Dashboard 2 (@flowfuse/node-red-dashboard, a
+   * devDependency that Node-RED finds in this checkout's node_modules): off
+   * unless asked, so that the other suites see the editor of a user with the
+   * pack alone (Dashboard 2's own sidebar tab would take the sidebar over).
+   */
+  dashboard?: boolean;
 }
 
 const delay = (ms: number): Promise<void> => new Promise((done) => setTimeout(done, ms));
 
-function settingsFile(port: number, extra: Record<string, unknown>): string {
+function settingsFile(port: number, extra: Record<string, unknown>, dashboard: boolean): string {
   const settings = {
+    // Node-RED skips a module whose directory name is listed here, wherever it finds it.
+    ...(dashboard ? {} : { nodesExcludes: ['node-red-dashboard'] }),
     uiHost: HOST,
     uiPort: port,
     flowFile: 'flows.json',
@@ -71,7 +80,7 @@ export async function startNodeRed(options: StartOptions = {}): Promise<NodeRedS
   let lastError: unknown;
   for (let attempt = 0; attempt < 3; attempt++) {
     const port = await freePort();
-    writeFileSync(join(userDir, 'settings.js'), settingsFile(port, options.settings ?? {}));
+    writeFileSync(join(userDir, 'settings.js'), settingsFile(port, options.settings ?? {}, options.dashboard === true));
     try {
       return await launch(userDir, port, startedFlows(options.settings?.lang));
     } catch (error) {

@@ -107,6 +107,18 @@ describe('insight/asset-board', function () {
     assert.equal(board.size, 4);
     assert.deepEqual(board.silent(4).map((r) => r.assetId), ['driving', 'quiet', 'cached-fix', 'new']);
   });
+
+  it('lists the assets with the most suppressed (dedup-stats), ties by ratio, none with nothing suppressed', function () {
+    const board = new AssetBoard(10);
+    board.seen('busy', T0, 100, 12);
+    board.seen('cached-fix', T0 + 1, 1, 40);
+    board.seen('echo', T0 + 2, 4, 12);
+    board.seen('driving', T0 + 3, 30, 0);
+    board.seen('once', T0 + 4, 9, 1);
+    assert.deepEqual(board.mostSuppressed(3).map((r) => [r.assetId, r.suppressed, r.accepted]), [['cached-fix', 40, 1], ['echo', 12, 4], ['busy', 12, 100]]);
+    assert.deepEqual(board.mostSuppressed(10).map((r) => r.assetId), ['cached-fix', 'echo', 'busy', 'once']);
+    assert.deepEqual(board.mostSuppressed(0), []);
+  });
 });
 
 describe('insight/key-arrivals', function () {

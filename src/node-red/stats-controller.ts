@@ -1,0 +1,127 @@
+import { STATS_DEFAULTS } from '../core/defaults';
+import { errorMessage } from '../core/errors';
+import { nodeStats, type NodeStats, type Reading } from '../insight/stats-report';
+import type { DoneFunction, Node, NodeAPI, NodeMessage, SendFunction } from './api';
+import { isBlank } from './config-values';
+import { Outlet } from './guarded-send';
+import { countedNodeIds, countingReasons, nodeCounts, TOP_ROWS } from './insight';
+import { upgradeConfig } from './migrations';
+
+export const STATS_TYPE = 'dedup-stats';
+
+export interface StatsDef {
+  id: string;
+  type: string;
+  name?: string;
+  dedupNodes?: unknown;
+  topRows?: unknown;
+}
+
+export interface StatsConfig {
+  /** The dedup nodes to report, by id, in this order; empty: every one the pack knows. */
+  dedupNodes: string[];
+  topRows: number;
+}
+
+/** The runtime API this node uses, beyond a dedup node's: the flow name of a node, as the metrics label it. */
+type StatsAPI = NodeAPI & { util: NodeAPI['util'] & { getSetting?(node: unknown, name: string): unknown } };
+
+/** Reads a saved config; throws with the option and the value when it is wrong. */
+export function parseStatsConfig(def: StatsDef): StatsConfig {
+  const list = isBlank(def.dedupNodes) ? [] : def.dedupNodes;
+  if (!Array.isArray(list) || !list.every((id) => typeof id === 'string' && id !== '')) {
+    throw new Error(`dedupNodes must be a list of node ids, not ${JSON.stringify(def.dedupNodes)}`);
+  }
+  const raw = isBlank(def.topRows) ? STATS_DEFAULTS.topRows : typeof def.topRows === 'number' ? def.topRows : Number(String(def.topRows).trim());
+  if (!Number.isSafeInteger(raw) || raw < 0 || raw > TOP_ROWS) throw new Error(`topRows must be a whole number from 0 to ${TOP_ROWS}, not ${JSON.stringify(def.topRows)}`);
+  return { dedupNodes: [...new Set(list as string[])], topRows: raw };
+}
+
+/**
+ * The dedup-stats node: on any message, it replaces msg.payload with the
+ * counts of the dedup nodes (every one, or those chosen in its dialog),
+ * read from the records the dedup sidebar and the Prometheus exporter read
+ * (node-red/insight): it counts nothing itself. Its per-minute rates run
+ * from its own previous message, so it keeps each node's last reading.
+ */
+export class StatsController {
+  private config: StatsConfig | undefined;
+  private problem: string | undefined;
+  private readonly outlet: Outlet;
+  private readonly readings = new Map<string, Reading>();
+
+  constructor(
+    private readonly RED: StatsAPI,
+    private readonly node: Node,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.outlet = new Outlet(RED, node, this.t);
+  }
+
+  private readonly t = (key: string, subs?: Record<string, string | number>): string => this.RED._(`${STATS_TYPE}.${key}`, subs);
+
+  start(def: StatsDef): void {
+    try {
+      const upgraded = upgradeConfig(STATS_TYPE, def, (version, supported) => this.node.warn(this.t('warnings.newerConfig', { version, supported })));
+      this.config = parseStatsConfig(upgraded);
+      this.node.status({});
+    } catch (error) {
+      this.problem = errorMessage(error);
+      this.node.error(this.t('errors.config', { error: this.problem }));
+      this.node.status({ fill: 'red', shape: 'ring', text: this.t('status.config') });
+    }
+    this.node.on('input', (msg, send, done) => this.input(msg, send, done));
+  }
+
+  input(msg: NodeMessage, send: SendFunction, done: DoneFunction): void {
+    const config = this.config;
+    if (config === undefined) {
+      this.outlet.end(msg, done, new Error(this.t('errors.config', { error: this.problem ?? '' })));
+      return;
+    }
+    const ids = config.dedupNodes.length > 0 ? config.dedupNodes : countedNodeIds();
+    const now = this.now();
+    const withReasons = countingReasons();
+    const nodes: NodeStats[] = [];
+    const unknown: string[] = [];
+    for (const id of ids) {
+      const counts = nodeCounts(id, config.topRows);
+      if (counts === undefined) {
+        unknown.push(id);
+        continue;
+      }
+      const { subject } = counts;
+      const { stats, reading } = nodeStats(
+        { id, name: subject.name, type: subject.type, flow: this.flowOf(id), store: subject.info().kind, running: counts.running, since: counts.since, totals: counts.totals, decisions: counts.decisions, top: counts.top },
+        now,
+        this.readings.get(id),
+        withReasons,
+      );
+      this.readings.set(id, reading);
+      nodes.push(stats);
+    }
+    if (unknown.length > 0) {
+      this.node.status({ fill: 'red', shape: 'ring', text: this.t('status.unknown', { count: unknown.length }) });
+      this.outlet.end(msg, done, new Error(this.t('errors.unknownNodes', { ids: unknown.join(', ') })));
+      return;
+    }
+    msg.payload = { time: now, nodes };
+    this.node.status({ fill: 'green', shape: 'dot', text: this.t('status.reported', { count: nodes.length }) });
+    // A message that cannot be sent goes to Catch inside send(): either way it has left, and ends here.
+    this.outlet.send(send, 0, msg);
+    this.outlet.end(msg, done);
+  }
+
+  /** The flow (tab) name of a running node, as the metrics' `flow` label has it; '' when not known. */
+  private flowOf(id: string): string {
+    try {
+      const node = this.RED.nodes.getNode(id);
+      if (node === null || node === undefined || this.RED.util.getSetting === undefined) return '';
+      const name = this.RED.util.getSetting(node, 'NR_FLOW_NAME');
+      return typeof name === 'string' ? name : '';
+    } catch {
+      // A node torn down while it is read: named without its flow this once.
+      return '';
+    }
+  }
+}
