@@ -11,7 +11,7 @@ import { tmpdir } from 'os';
 import { dirname, join } from 'path';
 import { Editor, launchBrowser, screenshotFile, type Browser } from './support/editor';
 import { freePort } from '../support/redis-server';
-import { ROOT, startNodeRed, type NodeRedServer } from './support/node-red';
+import { nodeRedMajor, ROOT, startNodeRed, type NodeRedServer } from './support/node-red';
 
 const TAB = 'fleet-tab';
 
@@ -314,12 +314,21 @@ describe('the dedup sidebar in the Node-RED editor (Chromium)', function () {
   it('shows its icon in the tab bar at the default sidebar width, not only in the ▾ menu', async function () {
     // While another tab shows (the editor hides the active tab's own button, its label being there).
     await editor.page.evaluate(() => (RED as unknown as { sidebar: { show(id: string): void } }).sidebar.show('info'));
-    const button = editor.page.locator('#red-ui-sidebar a.red-ui-tab-link-button[href="#dedup"]');
+    // Node-RED 5 has one bar of tab buttons under the workspace; 3.1 to 4.1 a tab bar atop the sidebar.
+    const tabButton = (id: string) =>
+      nodeRedMajor() >= 5
+        ? editor.page.locator(`.red-ui-sidebar-tab-bar button[data-tab-id="${id}"]`)
+        : editor.page.locator(`#red-ui-sidebar a.red-ui-tab-link-button[href="#${id}"]`);
+    const button = tabButton('dedup');
     await editor.settled(editor.page.locator('#red-ui-sidebar'));
     assert.equal(await button.isVisible(), true, 'the dedup button is in the tab bar');
     assert.equal(await button.locator('i.fa-filter').count(), 1);
     // The editor's own tabs are still there too.
-    assert.equal(await editor.page.locator('#red-ui-sidebar a.red-ui-tab-link-button[href="#info"]').isVisible(), true);
+    assert.equal(await tabButton('info').isVisible(), true);
+    assert.equal(await tabButton('debug').isVisible(), true);
+    // Pressing it shows the tab.
+    await button.click();
+    await editor.page.locator('.dedup-sb').waitFor({ state: 'visible' });
   });
 
   it('draws the what-if legibly at the default width, its legend titled Heartbeat', async function () {

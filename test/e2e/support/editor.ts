@@ -69,7 +69,16 @@ export interface Browser {
   close(): Promise<void>;
 }
 
-export async function launchBrowser(): Promise<Browser> {
+export interface LaunchOptions {
+  /**
+   * localStorage entries every page starts with, as a user's browser that
+   * chose them keeps them (e.g. Node-RED 5's `view-dark-theme: dark`, the
+   * Appearance choice of its User Settings).
+   */
+  localStorage?: Record<string, string>;
+}
+
+export async function launchBrowser(options: LaunchOptions = {}): Promise<Browser> {
   if (!existsSync(CHROMIUM)) {
     throw new Error(`no Chromium at ${CHROMIUM}: install Debian's package (apt-get install -y chromium) or set CHROMIUM_PATH`);
   }
@@ -82,10 +91,13 @@ export async function launchBrowser(): Promise<Browser> {
     viewport: { width: 1440, height: 1500 },
   });
   // Each page starts like a first visit: the editor keeps the palette filter
-  // and other state of the last visit in localStorage.
-  await context.addInitScript(() => {
-    (globalThis as unknown as { localStorage: { clear(): void } }).localStorage.clear();
-  });
+  // and other state of the last visit in localStorage (only what was asked
+  // for is put back).
+  await context.addInitScript((entries: Record<string, string>) => {
+    const storage = (globalThis as unknown as { localStorage: { clear(): void; setItem(key: string, value: string): void } }).localStorage;
+    storage.clear();
+    for (const [key, value] of Object.entries(entries)) storage.setItem(key, value);
+  }, options.localStorage ?? {});
   // The editor is all the browser may talk to.
   await context.route('**/*', (route) => {
     const host = new URL(route.request().url()).hostname;
@@ -138,7 +150,8 @@ export class Editor {
     const previous = this.current;
     this.current = await this.context.newPage();
     this.pageErrors.length = 0;
-    this.current.on('pageerror', (error) => this.pageErrors.push(error.message));
+    // With its stack: where in the editor's or the pack's code it threw.
+    this.current.on('pageerror', (error) => this.pageErrors.push(error.stack ?? error.message));
     // Leaving an undeployed editor asks "leave this page?": just leave.
     if (previous) await previous.close({ runBeforeUnload: false });
     await this.page.goto(this.server.url);
@@ -250,7 +263,11 @@ export class Editor {
     const popover = this.page.locator('.red-ui-popover:visible').last();
     await popover.waitFor({ state: 'visible' });
     const text = (await popover.innerText()).trim();
+    const shown = await popover.elementHandle();
     await this.page.mouse.move(5, 5);
+    // Gone before the next field is hovered: Node-RED 5 fades its popovers out, and
+    // a reason still fading would be read as the next field's.
+    await shown?.waitForElementState('hidden');
     return text;
   }
 

@@ -1,10 +1,15 @@
 /**
- * A real Node-RED (the devDependency) for the browser tests: its own
- * temporary user directory with this pack linked into node_modules (as
- * scripts/start.js does), on a free loopback port, in a child process.
+ * A real Node-RED for the browser tests: its own temporary user directory
+ * with this pack linked into node_modules (as scripts/start.js does), on a
+ * free loopback port, in a child process.
+ *
+ * Which Node-RED, on which Node: the devDependency on this process's Node by
+ * default; E2E_NODE_RED (a node-red package directory) and E2E_NODE (a node
+ * binary) name another install, which is how scripts/e2e-matrix.js runs the
+ * same specs on Node-RED 5 and Node 22. StartOptions.nodeRed overrides both.
  */
 import { spawn, type ChildProcess } from 'child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'fs';
 import { tmpdir } from 'os';
 import { dirname, join, resolve } from 'path';
 import { provideFunctionModules } from '../../support/packed-pack';
@@ -32,7 +37,36 @@ export interface NodeRedServer {
   stop(): Promise<void>;
 }
 
+/** A Node-RED install and the node binary to run it with. */
+export interface NodeRedInstall {
+  /** The node-red package's directory (the one holding red.js). */
+  packageDir: string;
+  /** The node binary that runs it. */
+  node: string;
+}
+
+/** The install the tests run on: E2E_NODE_RED / E2E_NODE, else the devDependency on this Node. */
+export function selectedInstall(): NodeRedInstall {
+  const dir = process.env.E2E_NODE_RED;
+  return {
+    packageDir: dir !== undefined && dir !== '' ? resolve(dir) : dirname(require.resolve('node-red/package.json')),
+    node: process.env.E2E_NODE !== undefined && process.env.E2E_NODE !== '' ? process.env.E2E_NODE : process.execPath,
+  };
+}
+
+/** The version of the Node-RED a spec runs on (its package.json), e.g. "5.0.7". */
+export function nodeRedVersion(install: NodeRedInstall = selectedInstall()): string {
+  return (JSON.parse(readFileSync(join(install.packageDir, 'package.json'), 'utf8')) as { version: string }).version;
+}
+
+/** The major version of that Node-RED, e.g. 5. */
+export function nodeRedMajor(install: NodeRedInstall = selectedInstall()): number {
+  return Number(nodeRedVersion(install).split('.')[0]);
+}
+
 export interface StartOptions {
+  /** The Node-RED to start (default: selectedInstall()). */
+  nodeRed?: NodeRedInstall;
   /** Flows to start with (default: none). */
   flows?: unknown[];
   /** Extra settings merged into settings.js. */
@@ -73,7 +107,7 @@ export async function startNodeRed(options: StartOptions = {}): Promise<NodeRedS
     const port = await freePort();
     writeFileSync(join(userDir, 'settings.js'), settingsFile(port, options.settings ?? {}));
     try {
-      return await launch(userDir, port);
+      return await launch(userDir, port, options.nodeRed ?? selectedInstall());
     } catch (error) {
       lastError = error;
     }
@@ -82,11 +116,13 @@ export async function startNodeRed(options: StartOptions = {}): Promise<NodeRedS
   throw lastError;
 }
 
-async function launch(userDir: string, port: number): Promise<NodeRedServer> {
+async function launch(userDir: string, port: number, install: NodeRedInstall): Promise<NodeRedServer> {
   const url = `http://${HOST}:${port}`;
+  const redJs = join(install.packageDir, 'red.js');
+  if (!existsSync(redJs)) throw new Error(`no Node-RED at ${install.packageDir} (no red.js)`);
   const child: ChildProcess = spawn(
-    process.execPath,
-    [require.resolve('node-red/red.js'), '--userDir', userDir, '--settings', join(userDir, 'settings.js')],
+    install.node,
+    [redJs, '--userDir', userDir, '--settings', join(userDir, 'settings.js')],
     { cwd: userDir, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NODE_RED_ENABLE_PROJECTS: 'false' } },
   );
   let output = '';
