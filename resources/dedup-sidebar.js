@@ -251,6 +251,9 @@
             if (data.maxUploadBytes > 0) { maxUploadBytes = data.maxUploadBytes; }
             if (data.grid) { grid = data.grid; }
             render(data.nodes, data.time);
+            // Entries first drawn from a comms push that came before this answer got blank fields.
+            list.find(".dedup-sb-seconds").filter(function () { return this.value === ""; }).val(grid.seconds);
+            list.find(".dedup-sb-metres").filter(function () { return this.value === ""; }).val(grid.metres);
         });
     }
 

@@ -7,7 +7,8 @@
  *
  * Node-RED 3.1 and 4.1 have no dark theme: on them this file is skipped
  * (scripts/e2e-matrix.js runs it on Node-RED 5). Screenshots of the dark
- * sidebar go to test-results/screenshots/, or to docs/ with E2E_SCREENSHOTS=docs.
+ * sidebar go to test-results/screenshots/, or to docs/ with E2E_SCREENSHOTS=docs
+ * (`E2E_SCREENSHOTS=docs node scripts/e2e-matrix.js --only 5.0.x`).
  */
 import assert from 'node:assert/strict';
 import { statSync } from 'fs';
@@ -249,12 +250,12 @@ describe('the dedup sidebar in the dark theme of Node-RED 5 (Chromium)', functio
     await page.setViewportSize({ width: viewport?.width ?? 1440, height: 900 });
     await vans.locator('.dedup-sb-head').evaluate((el) => (el as unknown as { scrollIntoView(top: boolean): void }).scrollIntoView(true));
     await editor.settled(section);
-    const listsFile = screenshotFile('sidebar-dark');
+    const listsFile = screenshotFile('sidebar-dark', 5);
     await section.screenshot({ path: listsFile, animations: 'disabled' });
     assertSmall(listsFile);
     await vans.locator('.dedup-sb-whatif').evaluate((el) => (el as unknown as { scrollIntoView(top: boolean): void }).scrollIntoView(true));
     await editor.settled(section);
-    const chartFile = screenshotFile('sidebar-what-if-dark');
+    const chartFile = screenshotFile('sidebar-what-if-dark', 5);
     await section.screenshot({ path: chartFile, animations: 'disabled' });
     assertSmall(chartFile);
     if (viewport !== null) await page.setViewportSize(viewport);

@@ -311,6 +311,37 @@ describe('the dedup sidebar in the Node-RED editor (Chromium)', function () {
     await screenshotSidebar('sidebar-rates');
   });
 
+  it('fills the what-if fields with the runtime\'s grid when the first push comes before the node list', async function () {
+    // The node list (GET dedup-sidebar/nodes, which carries the grid) held back until the pushed entries are drawn.
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((done) => {
+      release = done;
+    });
+    const hold = async (route: { fallback(): Promise<void> }): Promise<void> => {
+      await held;
+      await route.fallback();
+    };
+    await editor.context.route(/\/dedup-sidebar\/nodes(\?|$)/, hold);
+    try {
+      await editor.open();
+      await editor.page.evaluate(() => (RED as unknown as { sidebar: { show(id: string): void } }).sidebar.show('dedup'));
+      const vans = entry('vans');
+      await vans.waitFor({ state: 'visible', timeout: 15_000 });
+      await vans.locator('.dedup-sb-toggle').click();
+      assert.equal(await vans.locator('.dedup-sb-seconds').inputValue(), '', 'drawn before the grid is known');
+      release();
+      await editor.page.waitForFunction(() => {
+        const doc = (globalThis as unknown as { document: { querySelector(s: string): { value: string } | null } }).document;
+        return doc.querySelector('.dedup-sb-node[data-node-id="vans"] .dedup-sb-seconds')?.value !== '';
+      });
+      assert.equal(await vans.locator('.dedup-sb-seconds').inputValue(), '10,30,60,120,300');
+      assert.equal(await vans.locator('.dedup-sb-metres').inputValue(), '5,10,25,50,100');
+    } finally {
+      release();
+      await editor.context.unroute(/\/dedup-sidebar\/nodes(\?|$)/, hold);
+    }
+  });
+
   it('shows its icon in the tab bar at the default sidebar width, not only in the ▾ menu', async function () {
     // While another tab shows (the editor hides the active tab's own button, its label being there).
     await editor.page.evaluate(() => (RED as unknown as { sidebar: { show(id: string): void } }).sidebar.show('info'));

@@ -9,7 +9,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'fs';
 import { tmpdir } from 'os';
 import { join } from 'path';
 import { chromium, type BrowserContext, type Locator, type Page } from 'playwright-core';
-import { ROOT, type NodeRedServer } from './node-red';
+import { isOtherInstall, nodeRedMajor, ROOT, type NodeRedServer } from './node-red';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
@@ -28,9 +28,15 @@ const CHROMIUM_FLAGS = [
  * Where screenshots go: docs/ (the ones README shows) with E2E_SCREENSHOTS=docs,
  * else test-results/screenshots/, so an ordinary run leaves the committed
  * pictures alone (each run differs: ports, times, debug messages).
+ *
+ * The pictures in docs/ are of the devDependency's Node-RED, unless
+ * `docsFromMajor` names the Node-RED major a picture belongs to (the dark
+ * theme's, 5): a run on another line (scripts/e2e-matrix.js) leaves the
+ * others in test-results/.
  */
-export function screenshotFile(name: string): string {
-  const dir = process.env.E2E_SCREENSHOTS === 'docs' ? join(ROOT, 'docs') : join(ROOT, 'test-results', 'screenshots');
+export function screenshotFile(name: string, docsFromMajor?: number): string {
+  const wanted = docsFromMajor === undefined ? !isOtherInstall() : nodeRedMajor() === docsFromMajor;
+  const dir = process.env.E2E_SCREENSHOTS === 'docs' && wanted ? join(ROOT, 'docs') : join(ROOT, 'test-results', 'screenshots');
   mkdirSync(dir, { recursive: true });
   return join(dir, `${name}.png`);
 }
@@ -160,6 +166,17 @@ export class Editor {
       const editor = (globalThis as unknown as { RED?: { nodes?: { dirty?: () => boolean } } }).RED;
       return editor?.nodes?.dirty !== undefined;
     });
+  }
+
+  /**
+   * Shows a sidebar tab (info, help, debug, dedup). Node-RED 3.1 to 4.1 have
+   * a tab bar atop the sidebar (#red-ui-tab-<id>-link-button), Node-RED 5 a
+   * bar of buttons under the workspace whose button hides a tab already
+   * shown: the editor's own call shows it in either.
+   */
+  async showSidebarTab(id: string): Promise<void> {
+    await this.page.evaluate((tab) => (RED as unknown as { sidebar: { show(id: string): void } }).sidebar.show(tab), id);
+    await this.settled(this.page.locator('#red-ui-sidebar'));
   }
 
   paletteNode(type: string): Locator {

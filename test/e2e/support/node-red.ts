@@ -47,11 +47,15 @@ export interface NodeRedInstall {
 
 /** The install the tests run on: E2E_NODE_RED / E2E_NODE, else the devDependency on this Node. */
 export function selectedInstall(): NodeRedInstall {
-  const dir = process.env.E2E_NODE_RED;
   return {
-    packageDir: dir !== undefined && dir !== '' ? resolve(dir) : dirname(require.resolve('node-red/package.json')),
+    packageDir: isOtherInstall() ? resolve(process.env.E2E_NODE_RED as string) : dirname(require.resolve('node-red/package.json')),
     node: process.env.E2E_NODE !== undefined && process.env.E2E_NODE !== '' ? process.env.E2E_NODE : process.execPath,
   };
+}
+
+/** True when E2E_NODE_RED names a Node-RED other than the devDependency. */
+export function isOtherInstall(): boolean {
+  return process.env.E2E_NODE_RED !== undefined && process.env.E2E_NODE_RED !== '';
 }
 
 /** The version of the Node-RED a spec runs on (its package.json), e.g. "5.0.7". */
