@@ -2,7 +2,8 @@
 /*
  * `npm run test:compat`: runs the node tests (test/nodes/*.spec.ts) against
  * several Node-RED release lines and writes the result table to
- * docs/compat.md.
+ * docs/compat.md (keeping its "In the browser" section, which
+ * scripts/e2e-matrix.js writes).
  *
  * Each Node-RED line is installed into its own temporary directory, together
  * with a copy of the compiled pack and the tests, so the repository's own

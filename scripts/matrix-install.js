@@ -69,7 +69,7 @@ function readSection(file, heading) {
 function writeSection(file, heading, section) {
   const text = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '';
   const old = readSection(file, heading);
-  const updated = old === undefined ? `${text.trimEnd()}\n\n${section}\n` : text.replace(old, section.trimEnd());
+  const updated = old === undefined ? `${text.trimEnd()}\n\n${section}\n` : text.replace(old, () => section.trimEnd());
   fs.writeFileSync(file, updated.endsWith('\n') ? updated : `${updated}\n`);
 }
 
