@@ -12,6 +12,13 @@
  * caller from its message catalog. Colours are the Okabe-Ito palette, told
  * apart with colour blindness; axes and text use currentColor, so the charts
  * follow the editor's theme.
+ *
+ * Each data colour is written twice: as the SVG attribute (what a file
+ * viewer without CSS variables draws) and, winning over it where CSS
+ * applies, as `var(--dedup-chart-colour-<n>, <attribute>)` in the style
+ * (`--dedup-chart-<series>` for the rate lines). The sidebar's stylesheet
+ * (nodes/dedup-sidebar.html) sets those variables for Node-RED 5's dark
+ * theme; without them the palette below applies.
  */
 (function (root, factory) {
     "use strict";
@@ -24,8 +31,39 @@
     "use strict";
 
     var PALETTE = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#7F7F7F", "#F0E442"];
-    var SERIES_COLOURS = { admitted: "#009E73", suppressed: "#E69F00", rejected: "#D55E00" };
+    var SERIES = { admitted: "#009E73", suppressed: "#E69F00", rejected: "#D55E00" };
     var FONT = "font-family=\"-apple-system, 'Helvetica Neue', Arial, sans-serif\"";
+
+    /** Palette colour `i` as a CSS value: the theme's variable, this palette's colour without it. */
+    function colourVar(i) {
+        return "var(--dedup-chart-colour-" + (i % PALETTE.length + 1) + "," + PALETTE[i % PALETTE.length] + ")";
+    }
+
+    function seriesVar(name) {
+        return "var(--dedup-chart-" + name + "," + SERIES[name] + ")";
+    }
+
+    /**
+     * The attributes that paint an element: `fill` and `stroke` given as
+     * { hex, css } (or a plain value for both), `style` extra declarations.
+     */
+    function paint(fill, stroke, style) {
+        var attrs = [];
+        var css = [];
+        [["fill", fill], ["stroke", stroke]].forEach(function (entry) {
+            var value = entry[1];
+            if (value === undefined) { return; }
+            var hex = typeof value === "string" ? value : value.hex;
+            attrs.push(entry[0] + "=\"" + hex + "\"");
+            if (typeof value !== "string") { css.push(entry[0] + ":" + value.css); }
+        });
+        if (style) { css.push(style); }
+        return attrs.join(" ") + (css.length ? " style=\"" + css.join(";") + "\"" : "");
+    }
+
+    function swatch(i) {
+        return { hex: PALETTE[i % PALETTE.length], css: colourVar(i) };
+    }
 
     function esc(text) {
         return String(text).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
@@ -79,7 +117,7 @@
     }
 
     function polyline(points, colour, width, extra) {
-        return "<polyline fill=\"none\" stroke=\"" + colour + "\" stroke-width=\"" + width + "\" stroke-linejoin=\"round\" points=\"" +
+        return "<polyline " + paint("none", colour) + " stroke-width=\"" + width + "\" stroke-linejoin=\"round\" points=\"" +
             points.map(function (p) { return r1(p[0]) + "," + r1(p[1]); }).join(" ") + "\" " + (extra || "") + "/>";
     }
 
@@ -160,17 +198,18 @@
         var dx = dodge(seconds, metres, byKey, y);
         var points = [];
         seconds.forEach(function (s, i) {
-            var colour = PALETTE[i % PALETTE.length];
+            var colour = swatch(i);
             var row = metres.map(function (m) { return byKey[s + "/" + m]; }).filter(Boolean);
             out.push(polyline(row.map(function (c) { return [x(c.minMetres), y(c.admittedFraction)]; }), colour, 2, "class=\"dedup-chart-line\" data-seconds=\"" + s + "\""));
             row.forEach(function (c) {
                 var tip = t.point ? t.point(c) : heartbeat(s) + ", " + num(c.minMetres) + ": " + percent(c.admittedFraction);
                 points.push("<circle class=\"dedup-chart-point\" data-seconds=\"" + c.minSeconds + "\" data-metres=\"" + c.minMetres +
-                    "\" cx=\"" + r1(x(c.minMetres) + (dx[s + "/" + c.minMetres] || 0)) + "\" cy=\"" + r1(y(c.admittedFraction)) + "\" r=\"4\" fill=\"" + colour +
-                    "\" stroke=\"#fff\" stroke-width=\"1\" tabindex=\"0\" role=\"button\" style=\"cursor:pointer\"><title>" + esc(tip) + "</title></circle>");
+                    "\" cx=\"" + r1(x(c.minMetres) + (dx[s + "/" + c.minMetres] || 0)) + "\" cy=\"" + r1(y(c.admittedFraction)) + "\" r=\"4\" " +
+                    // The white ring parts points that touch; the sidebar's stylesheet gives it the theme's background.
+                    paint(colour, "#fff", "cursor:pointer") + " stroke-width=\"1\" tabindex=\"0\" role=\"button\"><title>" + esc(tip) + "</title></circle>");
             });
             var ly = top + 6 + (t.legend ? 16 : 0) + i * 16;
-            out.push(line(right + 12, ly, right + 26, ly, "stroke=\"" + colour + "\" stroke-width=\"2\""));
+            out.push(line(right + 12, ly, right + 26, ly, paint(undefined, colour) + " stroke-width=\"2\""));
             out.push(label(right + 30, ly + 4, heartbeat(s)));
         });
         if (t.legend) { out.push(label(right + 12, top + 10, t.legend, "class=\"dedup-chart-legend-title\" font-weight=\"bold\"")); }
@@ -218,12 +257,12 @@
             var from = i * model.binMetres;
             var tip = t.bar ? t.bar(num(from), num(from + model.binMetres), count) : num(from) + "-" + num(from + model.binMetres) + ": " + count;
             out.push("<rect class=\"dedup-chart-bar\" x=\"" + r1(left + i * slot + 1) + "\" y=\"" + r1(y(count)) + "\" width=\"" + r1(Math.max(1, slot - 2)) +
-                "\" height=\"" + r1(bottom - y(count)) + "\" fill=\"" + PALETTE[0] + "\"><title>" + esc(tip) + "</title></rect>");
+                "\" height=\"" + r1(bottom - y(count)) + "\" " + paint(swatch(0)) + "><title>" + esc(tip) + "</title></rect>");
         });
         if (model.beyond > 0) {
             var bx = left + model.counts.length * slot;
             out.push("<rect class=\"dedup-chart-bar\" x=\"" + r1(bx + 1) + "\" y=\"" + r1(y(model.beyond)) + "\" width=\"" + r1(Math.max(1, slot - 2)) +
-                "\" height=\"" + r1(bottom - y(model.beyond)) + "\" fill=\"" + PALETTE[6] + "\"><title>" + esc(t.beyond ? t.beyond(model.beyond) : String(model.beyond)) + "</title></rect>");
+                "\" height=\"" + r1(bottom - y(model.beyond)) + "\" " + paint(swatch(6)) + "><title>" + esc(t.beyond ? t.beyond(model.beyond) : String(model.beyond)) + "</title></rect>");
         }
         var step = Math.max(1, Math.ceil(model.counts.length / 5));
         for (var i = 0; i <= model.counts.length; i += step) {
@@ -240,7 +279,7 @@
         }
         marks.forEach(function (mark, k) {
             var mx = Math.min(right, xm(mark.metres));
-            out.push(line(mx, top, mx, bottom, "class=\"" + mark.className + "\" stroke=\"" + PALETTE[5] + "\" stroke-width=\"1.5\" " + mark.dash));
+            out.push(line(mx, top, mx, bottom, "class=\"" + mark.className + "\" " + paint(undefined, swatch(5)) + " stroke-width=\"1.5\" " + mark.dash));
             // Near the right edge the label goes to the left of its line.
             var leftOfLine = mx > right - 100;
             out.push(label(leftOfLine ? mx - 3 : mx + 3, top + 10 + k * 13, mark.text, "fill-opacity=\"0.9\"" + (leftOfLine ? " text-anchor=\"end\"" : "")));
@@ -276,7 +315,7 @@
         names.forEach(function (name) {
             var values = model[name];
             if (name === "rejected" && values.every(function (v) { return v === 0; })) { return; }
-            out.push(polyline(values.map(function (c, i) { return [x(i), y(c * perSecond)]; }), SERIES_COLOURS[name], 1.5,
+            out.push(polyline(values.map(function (c, i) { return [x(i), y(c * perSecond)]; }), { hex: SERIES[name], css: seriesVar(name) }, 1.5,
                 "class=\"dedup-chart-rate dedup-chart-rate-" + name + "\" vector-effect=\"non-scaling-stroke\""));
         });
         if (t.max && max > 0 && !options.stretch) { out.push(label(2, 9, t.max(num(max)), "fill-opacity=\"0.6\" font-size=\"9\"")); }
@@ -321,11 +360,11 @@
         });
         out.push(label((left + right) / 2, H - 4, t.xAxis || "", "text-anchor=\"middle\""));
         out.push(label(12, (top + bottom) / 2, t.yAxis || "", "text-anchor=\"middle\" transform=\"rotate(-90 12 " + r1((top + bottom) / 2) + ")\""));
-        out.push(polyline(pts.map(function (p) { return [x(p.ttlSeconds), y(p.fraction)]; }), PALETTE[3], 2, "class=\"dedup-chart-line\""));
+        out.push(polyline(pts.map(function (p) { return [x(p.ttlSeconds), y(p.fraction)]; }), swatch(3), 2, "class=\"dedup-chart-line\""));
         pts.forEach(function (p) {
             var isCurrent = p.ttlSeconds === model.current;
             out.push("<circle class=\"dedup-chart-point" + (isCurrent ? " dedup-chart-current" : "") + "\" data-ttl=\"" + p.ttlSeconds + "\" cx=\"" + r1(x(p.ttlSeconds)) +
-                "\" cy=\"" + r1(y(p.fraction)) + "\" r=\"" + (isCurrent ? 5 : 3.5) + "\" fill=\"" + PALETTE[3] + "\"><title>" +
+                "\" cy=\"" + r1(y(p.fraction)) + "\" r=\"" + (isCurrent ? 5 : 3.5) + "\" " + paint(swatch(3)) + "><title>" +
                 esc(t.point ? t.point(p) : tick(p.ttlSeconds) + ": " + percent(p.fraction)) + "</title></circle>");
         });
         out.push("</svg>");
@@ -353,5 +392,9 @@
             "\"" + (options.colour ? " color=\"" + options.colour + "\"" : "") + ">" + background + inner.join("") + "</svg>";
     }
 
-    return { whatIf: whatIf, histogram: histogram, rates: rates, ttl: ttl, stack: stack, seriesColours: SERIES_COLOURS };
+    // seriesColours: CSS values (the theme's variable, the palette's colour without it), for the sidebar's keys.
+    return {
+        whatIf: whatIf, histogram: histogram, rates: rates, ttl: ttl, stack: stack,
+        seriesColours: { admitted: seriesVar("admitted"), suppressed: seriesVar("suppressed"), rejected: seriesVar("rejected") }
+    };
 }));

@@ -251,6 +251,9 @@
             if (data.maxUploadBytes > 0) { maxUploadBytes = data.maxUploadBytes; }
             if (data.grid) { grid = data.grid; }
             render(data.nodes, data.time);
+            // Entries first drawn from a comms push that came before this answer got blank fields.
+            list.find(".dedup-sb-seconds").filter(function () { return this.value === ""; }).val(grid.seconds);
+            list.find(".dedup-sb-metres").filter(function () { return this.value === ""; }).val(grid.metres);
         });
     }
 
@@ -745,7 +748,7 @@
     /* ------------------------------------------------------------ install */
 
     /**
-     * The editor (3.1 to 4.1) puts a plugin's tab button after its own five
+     * The editor of 3.1 to 4.1 puts a plugin's tab button after its own five
      * (info, help, debug, config, context), `pinned` or not: it sorts the
      * buttons by the saved editor.sidebar.order and then by when they came.
      * At the default sidebar width (315 px) only four buttons fit and the
@@ -755,6 +758,10 @@
      * config and context, still in the ▾ menu.
      */
     function keepInTabBar(tries) {
+        // Node-RED 5 rebuilt the sidebar: every tab's button sits in one bar
+        // under the workspace, grouped by the section it shows in, none moved
+        // into a menu. There is nothing to move.
+        if ($('.red-ui-sidebar-tab-bar button[data-tab-id="' + TAB + '"]').length) { return; }
         if (RED.settings.get("editor.sidebar.order", []).indexOf(TAB) !== -1) { return; }
         var li = $("#red-ui-tab-" + TAB);
         var button = $("#red-ui-tab-" + TAB + "-link-button");

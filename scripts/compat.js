@@ -2,7 +2,8 @@
 /*
  * `npm run test:compat`: runs the node tests (test/nodes/*.spec.ts) against
  * several Node-RED release lines and writes the result table to
- * docs/compat.md.
+ * docs/compat.md (keeping its "In the browser" section, which
+ * scripts/e2e-matrix.js writes).
  *
  * Each Node-RED line is installed into its own temporary directory, together
  * with a copy of the compiled pack and the tests, so the repository's own
@@ -24,7 +25,8 @@
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
-const { spawn, spawnSync } = require('child_process');
+const { spawnSync } = require('child_process');
+const { envWithNode, installNode, nodeVersionAtLeast, readSection, run } = require('./matrix-install');
 
 const ROOT = path.resolve(__dirname, '..');
 const pkg = require(path.join(ROOT, 'package.json'));
@@ -37,6 +39,9 @@ const TARGETS = [
 ];
 
 /** What of the repository a test run needs (nodes/ is the compiled pack). */
+/** The heading of docs/compat.md's section that scripts/e2e-matrix.js writes. */
+const BROWSER_SECTION = 'In the browser';
+
 const COPY = ['package.json', 'tsconfig.json', 'tsconfig.test.json', 'src', 'nodes', 'resources', 'lua', 'examples', 'test'];
 const SKIP_UNDER_TEST = new Set(['e2e']);
 
@@ -47,32 +52,6 @@ const write = !args.includes('--no-write');
 
 function log(line) {
   process.stdout.write(`[compat] ${line}\n`);
-}
-
-/** Runs a command; resolves with its exit code, its output going to `logFile` (and stdout when verbose). */
-function run(command, commandArgs, options) {
-  return new Promise((resolve, reject) => {
-    const out = fs.openSync(options.logFile, 'a');
-    fs.writeSync(out, `\n$ ${command} ${commandArgs.join(' ')}\n`);
-    const child = spawn(command, commandArgs, {
-      cwd: options.cwd,
-      env: options.env || process.env,
-      stdio: ['ignore', out, out],
-    });
-    child.on('error', (error) => {
-      fs.closeSync(out);
-      reject(error);
-    });
-    child.on('exit', (code, signal) => {
-      fs.closeSync(out);
-      resolve(code === null ? `signal ${signal}` : code);
-    });
-  });
-}
-
-function nodeVersionAtLeast(version, [major, minor]) {
-  const [a, b] = version.replace(/^v/, '').split('.').map(Number);
-  return a > major || (a === major && b >= minor);
 }
 
 function copyInto(dir) {
@@ -114,10 +93,7 @@ const MOCHARC = {
 /** Node 22 from the registry's `node` package; returns the binary's directory. */
 async function fetchNode(major, logFile) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `dedup-compat-node${major}-`));
-  const code = await run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', `node@${major}`], { cwd: dir, logFile });
-  const bin = path.join(dir, 'node_modules', 'node', 'bin');
-  if (code !== 0 || !fs.existsSync(path.join(bin, 'node'))) throw new Error(`could not install node@${major} from npm (see ${logFile})`);
-  return { dir, bin };
+  return { dir, bin: await installNode(major, dir, logFile) };
 }
 
 function summaryFrom(logFile) {
@@ -151,7 +127,7 @@ async function runTarget(target, tmpDirs) {
     nodeBinary = path.join(node.bin, 'node');
     // npm and its lifecycle scripts then run on that Node too, so anything
     // native is built for the Node that will load it.
-    env = { ...process.env, PATH: `${node.bin}${path.delimiter}${process.env.PATH}` };
+    env = envWithNode(node.bin);
   }
   result.nodeVersion = spawnSync(nodeBinary, ['--version'], { encoding: 'utf8' }).stdout.trim();
 
@@ -210,8 +186,12 @@ function writeReport(results) {
       for (const title of r.failures) lines.push(`  - ${title}`);
     }
   }
+  // The browser section is scripts/e2e-matrix.js's (--write): kept as it is.
+  const report = path.join(ROOT, 'docs', 'compat.md');
+  const browser = readSection(report, BROWSER_SECTION);
+  if (browser !== undefined) lines.push('', browser);
   fs.mkdirSync(path.join(ROOT, 'docs'), { recursive: true });
-  fs.writeFileSync(path.join(ROOT, 'docs', 'compat.md'), `${lines.join('\n')}\n`);
+  fs.writeFileSync(report, `${lines.join('\n')}\n`);
 }
 
 async function main() {

@@ -496,7 +496,7 @@ describe('the pack in the Node-RED editor (Chromium)', function () {
 
       if (example.name === 'sliding-window-fleet') {
         // Let the simulated fleet run a little, then picture it.
-        await page.locator('#red-ui-tab-debug-link-button').click();
+        await editor.showSidebarTab('debug');
         await editor.waitForStatus(editorDedup[0]?.id ?? '', (s) => /[1-9]\d* suppressed/.test(s.text ?? ''), 'counting suppressed pings');
         await page.locator('.red-ui-debug-msg').nth(5).waitFor({ state: 'visible' });
         // Deselect, and let the "imported" and "deployed" notifications go.
@@ -511,7 +511,7 @@ describe('the pack in the Node-RED editor (Chromium)', function () {
   it('shows each node’s help in the help sidebar, and its first paragraph as the palette tooltip', async function () {
     const page = editor.page;
     const pack = packageJson().name;
-    await page.locator('#red-ui-tab-help-link-button').click();
+    await editor.showSidebarTab('help');
     const helpTab = page.locator('.red-ui-sidebar-help-stack, #red-ui-sidebar-content').first();
     await helpTab.locator('.red-ui-treeList-label', { hasText: pack }).first().click();
     for (const type of [...flowNodeTypes(), ...configNodeTypes()]) {
@@ -541,7 +541,7 @@ describe('the pack in the Node-RED editor (Chromium)', function () {
       }
     }
 
-    await page.locator('#red-ui-tab-info-link-button').click();
+    await editor.showSidebarTab('info');
     await editor.filterPalette('dedup');
     for (const type of flowNodeTypes()) {
       await editor.paletteNode(type).hover();

@@ -11,7 +11,7 @@ import { tmpdir } from 'os';
 import { dirname, join } from 'path';
 import { Editor, launchBrowser, screenshotFile, type Browser } from './support/editor';
 import { freePort } from '../support/redis-server';
-import { ROOT, startNodeRed, type NodeRedServer } from './support/node-red';
+import { nodeRedMajor, ROOT, startNodeRed, type NodeRedServer } from './support/node-red';
 
 const TAB = 'fleet-tab';
 
@@ -355,15 +355,55 @@ describe('the dedup sidebar in the Node-RED editor (Chromium)', function () {
     await screenshotSidebar('sidebar-rates');
   });
 
+  it('fills the what-if fields with the runtime\'s grid when the first push comes before the node list', async function () {
+    // The node list (GET dedup-sidebar/nodes, which carries the grid) held back until the pushed entries are drawn.
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((done) => {
+      release = done;
+    });
+    const hold = async (route: { fallback(): Promise<void> }): Promise<void> => {
+      await held;
+      await route.fallback();
+    };
+    await editor.context.route(/\/dedup-sidebar\/nodes(\?|$)/, hold);
+    try {
+      await editor.open();
+      await editor.page.evaluate(() => (RED as unknown as { sidebar: { show(id: string): void } }).sidebar.show('dedup'));
+      const vans = entry('vans');
+      await vans.waitFor({ state: 'visible', timeout: 15_000 });
+      await vans.locator('.dedup-sb-toggle').click();
+      assert.equal(await vans.locator('.dedup-sb-seconds').inputValue(), '', 'drawn before the grid is known');
+      release();
+      await editor.page.waitForFunction(() => {
+        const doc = (globalThis as unknown as { document: { querySelector(s: string): { value: string } | null } }).document;
+        return doc.querySelector('.dedup-sb-node[data-node-id="vans"] .dedup-sb-seconds')?.value !== '';
+      });
+      assert.equal(await vans.locator('.dedup-sb-seconds').inputValue(), '10,30,60,120,300');
+      assert.equal(await vans.locator('.dedup-sb-metres').inputValue(), '5,10,25,50,100');
+    } finally {
+      release();
+      await editor.context.unroute(/\/dedup-sidebar\/nodes(\?|$)/, hold);
+    }
+  });
+
   it('shows its icon in the tab bar at the default sidebar width, not only in the ▾ menu', async function () {
     // While another tab shows (the editor hides the active tab's own button, its label being there).
     await editor.page.evaluate(() => (RED as unknown as { sidebar: { show(id: string): void } }).sidebar.show('info'));
-    const button = editor.page.locator('#red-ui-sidebar a.red-ui-tab-link-button[href="#dedup"]');
+    // Node-RED 5 has one bar of tab buttons under the workspace; 3.1 to 4.1 a tab bar atop the sidebar.
+    const tabButton = (id: string) =>
+      nodeRedMajor() >= 5
+        ? editor.page.locator(`.red-ui-sidebar-tab-bar button[data-tab-id="${id}"]`)
+        : editor.page.locator(`#red-ui-sidebar a.red-ui-tab-link-button[href="#${id}"]`);
+    const button = tabButton('dedup');
     await editor.settled(editor.page.locator('#red-ui-sidebar'));
     assert.equal(await button.isVisible(), true, 'the dedup button is in the tab bar');
     assert.equal(await button.locator('i.fa-filter').count(), 1);
     // The editor's own tabs are still there too.
-    assert.equal(await editor.page.locator('#red-ui-sidebar a.red-ui-tab-link-button[href="#info"]').isVisible(), true);
+    assert.equal(await tabButton('info').isVisible(), true);
+    assert.equal(await tabButton('debug').isVisible(), true);
+    // Pressing it shows the tab.
+    await button.click();
+    await editor.page.locator('.dedup-sb').waitFor({ state: 'visible' });
   });
 
   it('draws the what-if legibly at the default width, its legend titled Heartbeat', async function () {

@@ -9,7 +9,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'fs';
 import { tmpdir } from 'os';
 import { join } from 'path';
 import { chromium, type BrowserContext, type Locator, type Page } from 'playwright-core';
-import { ROOT, type NodeRedServer } from './node-red';
+import { isOtherInstall, nodeRedMajor, ROOT, type NodeRedServer } from './node-red';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
@@ -28,9 +28,15 @@ const CHROMIUM_FLAGS = [
  * Where screenshots go: docs/ (the ones README shows) with E2E_SCREENSHOTS=docs,
  * else test-results/screenshots/, so an ordinary run leaves the committed
  * pictures alone (each run differs: ports, times, debug messages).
+ *
+ * The pictures in docs/ are of the devDependency's Node-RED, unless
+ * `docsFromMajor` names the Node-RED major a picture belongs to (the dark
+ * theme's, 5): a run on another line (scripts/e2e-matrix.js) leaves the
+ * others in test-results/.
  */
-export function screenshotFile(name: string): string {
-  const dir = process.env.E2E_SCREENSHOTS === 'docs' ? join(ROOT, 'docs') : join(ROOT, 'test-results', 'screenshots');
+export function screenshotFile(name: string, docsFromMajor?: number): string {
+  const wanted = docsFromMajor === undefined ? !isOtherInstall() : nodeRedMajor() === docsFromMajor;
+  const dir = process.env.E2E_SCREENSHOTS === 'docs' && wanted ? join(ROOT, 'docs') : join(ROOT, 'test-results', 'screenshots');
   mkdirSync(dir, { recursive: true });
   return join(dir, `${name}.png`);
 }
@@ -69,12 +75,18 @@ export interface Browser {
   close(): Promise<void>;
 }
 
-export interface BrowserOptions {
+export interface LaunchOptions {
   /** The browser's language (navigator.language and Accept-Language), which the editor takes as its own: 'de', 'ja'. */
   locale?: string;
+  /**
+   * localStorage entries every page starts with, as a user's browser that
+   * chose them keeps them (e.g. Node-RED 5's `view-dark-theme: dark`, the
+   * Appearance choice of its User Settings).
+   */
+  localStorage?: Record<string, string>;
 }
 
-export async function launchBrowser(options: BrowserOptions = {}): Promise<Browser> {
+export async function launchBrowser(options: LaunchOptions = {}): Promise<Browser> {
   if (!existsSync(CHROMIUM)) {
     throw new Error(`no Chromium at ${CHROMIUM}: install Debian's package (apt-get install -y chromium) or set CHROMIUM_PATH`);
   }
@@ -88,10 +100,13 @@ export async function launchBrowser(options: BrowserOptions = {}): Promise<Brows
     ...(options.locale !== undefined ? { locale: options.locale } : {}),
   });
   // Each page starts like a first visit: the editor keeps the palette filter
-  // and other state of the last visit in localStorage.
-  await context.addInitScript(() => {
-    (globalThis as unknown as { localStorage: { clear(): void } }).localStorage.clear();
-  });
+  // and other state of the last visit in localStorage (only what was asked
+  // for is put back).
+  await context.addInitScript((entries: Record<string, string>) => {
+    const storage = (globalThis as unknown as { localStorage: { clear(): void; setItem(key: string, value: string): void } }).localStorage;
+    storage.clear();
+    for (const [key, value] of Object.entries(entries)) storage.setItem(key, value);
+  }, options.localStorage ?? {});
   // The editor is all the browser may talk to.
   await context.route('**/*', (route) => {
     const host = new URL(route.request().url()).hostname;
@@ -144,7 +159,8 @@ export class Editor {
     const previous = this.current;
     this.current = await this.context.newPage();
     this.pageErrors.length = 0;
-    this.current.on('pageerror', (error) => this.pageErrors.push(error.message));
+    // With its stack: where in the editor's or the pack's code it threw.
+    this.current.on('pageerror', (error) => this.pageErrors.push(error.stack ?? error.message));
     // Leaving an undeployed editor asks "leave this page?": just leave.
     if (previous) await previous.close({ runBeforeUnload: false });
     await this.page.goto(this.server.url);
@@ -153,6 +169,17 @@ export class Editor {
       const editor = (globalThis as unknown as { RED?: { nodes?: { dirty?: () => boolean } } }).RED;
       return editor?.nodes?.dirty !== undefined;
     });
+  }
+
+  /**
+   * Shows a sidebar tab (info, help, debug, dedup). Node-RED 3.1 to 4.1 have
+   * a tab bar atop the sidebar (#red-ui-tab-<id>-link-button), Node-RED 5 a
+   * bar of buttons under the workspace whose button hides a tab already
+   * shown: the editor's own call shows it in either.
+   */
+  async showSidebarTab(id: string): Promise<void> {
+    await this.page.evaluate((tab) => (RED as unknown as { sidebar: { show(id: string): void } }).sidebar.show(tab), id);
+    await this.settled(this.page.locator('#red-ui-sidebar'));
   }
 
   paletteNode(type: string): Locator {
@@ -256,7 +283,11 @@ export class Editor {
     const popover = this.page.locator('.red-ui-popover:visible').last();
     await popover.waitFor({ state: 'visible' });
     const text = (await popover.innerText()).trim();
+    const shown = await popover.elementHandle();
     await this.page.mouse.move(5, 5);
+    // Gone before the next field is hovered: Node-RED 5 fades its popovers out, and
+    // a reason still fading would be read as the next field's.
+    await shown?.waitForElementState('hidden');
     return text;
   }
 

@@ -1,10 +1,15 @@
 /**
- * A real Node-RED (the devDependency) for the browser tests: its own
- * temporary user directory with this pack linked into node_modules (as
- * scripts/start.js does), on a free loopback port, in a child process.
+ * A real Node-RED for the browser tests: its own temporary user directory
+ * with this pack linked into node_modules (as scripts/start.js does), on a
+ * free loopback port, in a child process.
+ *
+ * Which Node-RED, on which Node: the devDependency on this process's Node by
+ * default; E2E_NODE_RED (a node-red package directory) and E2E_NODE (a node
+ * binary) name another install, which is how scripts/e2e-matrix.js runs the
+ * same specs on Node-RED 5 and Node 22. StartOptions.nodeRed overrides both.
  */
 import { spawn, type ChildProcess } from 'child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'fs';
 import { tmpdir } from 'os';
 import { dirname, join, resolve } from 'path';
 import { provideFunctionModules } from '../../support/packed-pack';
@@ -32,7 +37,40 @@ export interface NodeRedServer {
   stop(): Promise<void>;
 }
 
+/** A Node-RED install and the node binary to run it with. */
+export interface NodeRedInstall {
+  /** The node-red package's directory (the one holding red.js). */
+  packageDir: string;
+  /** The node binary that runs it. */
+  node: string;
+}
+
+/** The install the tests run on: E2E_NODE_RED / E2E_NODE, else the devDependency on this Node. */
+export function selectedInstall(): NodeRedInstall {
+  return {
+    packageDir: isOtherInstall() ? resolve(process.env.E2E_NODE_RED as string) : dirname(require.resolve('node-red/package.json')),
+    node: process.env.E2E_NODE !== undefined && process.env.E2E_NODE !== '' ? process.env.E2E_NODE : process.execPath,
+  };
+}
+
+/** True when E2E_NODE_RED names a Node-RED other than the devDependency. */
+export function isOtherInstall(): boolean {
+  return process.env.E2E_NODE_RED !== undefined && process.env.E2E_NODE_RED !== '';
+}
+
+/** The version of the Node-RED a spec runs on (its package.json), e.g. "5.0.7". */
+export function nodeRedVersion(install: NodeRedInstall = selectedInstall()): string {
+  return (JSON.parse(readFileSync(join(install.packageDir, 'package.json'), 'utf8')) as { version: string }).version;
+}
+
+/** The major version of that Node-RED, e.g. 5. */
+export function nodeRedMajor(install: NodeRedInstall = selectedInstall()): number {
+  return Number(nodeRedVersion(install).split('.')[0]);
+}
+
 export interface StartOptions {
+  /** The Node-RED to start (default: selectedInstall()). */
+  nodeRed?: NodeRedInstall;
   /** Flows to start with (default: none). */
   flows?: unknown[];
   /** Extra settings merged into settings.js. */
@@ -82,7 +120,8 @@ export async function startNodeRed(options: StartOptions = {}): Promise<NodeRedS
     const port = await freePort();
     writeFileSync(join(userDir, 'settings.js'), settingsFile(port, options.settings ?? {}, options.dashboard === true));
     try {
-      return await launch(userDir, port, startedFlows(options.settings?.lang));
+      const install = options.nodeRed ?? selectedInstall();
+      return await launch(userDir, port, install, startedFlows(install, options.settings?.lang));
     } catch (error) {
       lastError = error;
     }
@@ -93,21 +132,25 @@ export async function startNodeRed(options: StartOptions = {}): Promise<NodeRedS
 
 /**
  * The log line that says the flows have started, in the runtime's language
- * (settings.lang): Node-RED logs it from its own message catalog.
+ * (settings.lang): Node-RED logs it from its own message catalog, that of the
+ * install started.
  */
-function startedFlows(lang: unknown): RegExp {
+function startedFlows(install: NodeRedInstall, lang: unknown): RegExp {
   if (typeof lang !== 'string' || lang === 'en-US') return /Started flows/;
-  const catalog = join(dirname(require.resolve('@node-red/runtime/package.json')), 'locales', lang, 'runtime.json');
+  const runtime = dirname(require.resolve('@node-red/runtime/package.json', { paths: [install.packageDir] }));
+  const catalog = join(runtime, 'locales', lang, 'runtime.json');
   const text = /"started-flows":\s*"([^"]+)"/.exec(readFileSync(catalog, 'utf8'))?.[1];
   if (text === undefined) throw new Error(`Node-RED's ${lang} runtime catalog has no "started-flows"`);
   return new RegExp(text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
 }
 
-async function launch(userDir: string, port: number, started: RegExp): Promise<NodeRedServer> {
+async function launch(userDir: string, port: number, install: NodeRedInstall, started: RegExp): Promise<NodeRedServer> {
   const url = `http://${HOST}:${port}`;
+  const redJs = join(install.packageDir, 'red.js');
+  if (!existsSync(redJs)) throw new Error(`no Node-RED at ${install.packageDir} (no red.js)`);
   const child: ChildProcess = spawn(
-    process.execPath,
-    [require.resolve('node-red/red.js'), '--userDir', userDir, '--settings', join(userDir, 'settings.js')],
+    install.node,
+    [redJs, '--userDir', userDir, '--settings', join(userDir, 'settings.js')],
     { cwd: userDir, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NODE_RED_ENABLE_PROJECTS: 'false' } },
   );
   let output = '';
