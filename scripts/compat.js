@@ -186,10 +186,14 @@ function writeReport(results) {
       for (const title of r.failures) lines.push(`  - ${title}`);
     }
   }
-  // The browser section is scripts/e2e-matrix.js's (--write): kept as it is.
+  // The browser section (scripts/e2e-matrix.js --write) and the ioredis table
+  // (scripts/ioredis-matrix.js) are those scripts': kept as they are.
   const report = path.join(ROOT, 'docs', 'compat.md');
   const browser = readSection(report, BROWSER_SECTION);
   if (browser !== undefined) lines.push('', browser);
+  const before = fs.existsSync(report) ? fs.readFileSync(report, 'utf8') : '';
+  const ioredis = /<!-- ioredis-matrix: begin -->[\s\S]*<!-- ioredis-matrix: end -->/.exec(before);
+  if (ioredis) lines.push('', ioredis[0]);
   fs.mkdirSync(path.join(ROOT, 'docs'), { recursive: true });
   fs.writeFileSync(report, `${lines.join('\n')}\n`);
 }

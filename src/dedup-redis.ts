@@ -14,7 +14,7 @@ export = function registerDedupRedis(RED: NodeAPI): void {
     try {
       def = upgradeConfig('dedup-redis', def, (version, supported) => this.warn(RED._('dedup-redis.warnings.newerConfig', { version, supported })));
       const settings = settingsFromDef(def, this.credentials ?? {});
-      this.connection = new SharedConnection(settings);
+      this.connection = new SharedConnection(settings, (answer) => RED._('dedup-redis.errors.noScripting', { answer }));
       if (settings.mode === 'cluster' && /[{}]/.test(settings.keyPrefix)) {
         // It works, but every key shares the prefix's hash tag: one slot, one primary.
         this.warn(RED._('dedup-redis.warnings.clusterPrefix', { prefix: settings.keyPrefix }));

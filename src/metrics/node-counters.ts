@@ -1,3 +1,4 @@
+import { ScriptingUnavailableError } from '../redis/scripting';
 import { WINDOW_REASONS, type WindowReason } from '../core/window-reasons';
 
 /**
@@ -54,6 +55,7 @@ export type FailureCause = (typeof FAILURE_CAUSES)[number];
  * `script` (Redis answered with an error), `other`.
  */
 export function failureCause(error: unknown): FailureCause {
+  if (error instanceof ScriptingUnavailableError) return 'script';
   const text = error instanceof Error ? `${error.name} ${error.message}` : String(error);
   if (/TimeoutError|did not answer/i.test(text)) return 'timeout';
   if (/unreachable|ECONNREFUSED|ECONNRESET|ENOTFOUND|EHOSTUNREACH|Connection is closed|max retries|Stream isn't writeable|NOAUTH|WRONGPASS|CLUSTERDOWN/i.test(text)) return 'unreachable';

@@ -78,6 +78,11 @@ export class StatusBoard {
     // A connection that has failed says why, whether it ever got ready or not:
     // that cause, when known, comes before the failure of a single decision.
     const connection = this.connection;
+    if (connection?.state === 'unusable') {
+      // Connected, to a server that cannot run the scripts: what it answered, from deploy on.
+      this.node.status({ fill: 'red', shape: 'ring', text: this.t('status.storeFailed', { error: errorMessage(connection.error), counts }) });
+      return;
+    }
     const broken = connection !== undefined && connection.state !== 'ready' && connection.error !== undefined;
     if (this.failure !== undefined && !broken) {
       this.node.status({ fill: 'red', shape: 'ring', text: this.t('status.storeFailed', { error: this.failure, counts }) });

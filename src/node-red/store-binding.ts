@@ -137,6 +137,8 @@ export function bindRedisStore<S extends { abandon(error: Error): void }>(
     cluster: connection.isCluster,
     timeoutMs: connection.settings.timeoutMs,
     cause: () => connection.cause(),
+    refused: () => connection.refusal(),
+    classify: (error) => connection.scriptingError(error),
   });
   return {
     store,

@@ -60,15 +60,35 @@ function portOf(text: string | undefined, fallback: number, whole: string): numb
 /** Retry forever with a capped back-off: a dedup node should outlive an outage. */
 const reconnectDelay = (attempt: number): number => Math.min(100 * 2 ** Math.min(attempt, 5), 2000);
 
+/**
+ * Every option the pack's behaviour rests on is set here, not left to the
+ * installed ioredis major's defaults (5 and 6 differ: 6 speaks RESP3,
+ * reconnects on another back-off, keeps TCP alive): test/redis/client-options
+ * checks what a client made from these options really has, on both majors.
+ */
 function commonOptions(s: RedisConnectionSettings): RedisOptions {
   return {
     connectionName: 'node-red-dedup',
+    // RESP2 on both majors. The scripts' replies (a binary string, an array
+    // of integers) read the same in RESP3, but RESP3 buys the pack nothing
+    // (no push messages, no client-side caching) and costs a HELLO on every
+    // connect, which some proxies reject: one wire protocol, the one tested.
+    protocol: 2,
     // Fail a command after one reconnect attempt instead of twenty, so that
     // the node's failure policy (admit or error) applies soon. No
     // commandTimeout: its clock would start while a command still waits
     // behind others on the socket; the stores' batcher keeps the give-up
     // clock itself, from the moment a call is sent (src/redis/tick-batcher).
     maxRetriesPerRequest: 1,
+    // A call made while (re)connecting waits for the connection, under the
+    // batcher's clock; one in flight when a connection drops is sent again
+    // (each call carries a token, so a second run changes nothing).
+    enableOfflineQueue: true,
+    autoResendUnfulfilledCommands: true,
+    enableReadyCheck: true,
+    // A peer gone without a word (a NAT or firewall dropping the flow) is
+    // noticed by TCP rather than by the first call that waits on it.
+    keepAlive: 30_000,
     connectTimeout: Math.max(s.timeoutMs, 1000),
     retryStrategy: reconnectDelay,
     ...(s.username ? { username: s.username } : {}),
@@ -116,6 +136,8 @@ export function planClient(s: RedisConnectionSettings): ClientPlan {
         options: {
           redisOptions,
           clusterRetryStrategy: reconnectDelay,
+          enableOfflineQueue: true,
+          enableReadyCheck: true,
           // One bad seed must not stop the client from finding the others.
           slotsRefreshTimeout: Math.max(s.timeoutMs, 1000),
         },

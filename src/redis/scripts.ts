@@ -34,6 +34,8 @@ const SCRIPTS = {
 
 export type ScriptName = keyof typeof SCRIPTS;
 
+export const SCRIPT_NAMES = Object.keys(SCRIPTS) as ScriptName[];
+
 /** A Lua table constructor of names and numbers: `{ first = 2, late = 4 }`. */
 function luaTable(entries: Record<string, number>): string {
   return `{ ${Object.entries(entries).map(([name, code]) => `${name} = ${code}`).join(', ')} }`;
@@ -82,7 +84,7 @@ export function scriptSource(name: ScriptName): string {
 }
 
 export function defineDedupScripts(client: RedisClient): void {
-  for (const name of Object.keys(SCRIPTS) as ScriptName[]) {
+  for (const name of SCRIPT_NAMES) {
     // numberOfKeys is left out: each call passes it first, as batches vary.
     client.defineCommand(name, { lua: scriptSource(name) });
   }

@@ -4,11 +4,15 @@
  * when the first user registers, closed when the last one leaves, and its
  * state pushed to every user so each can show it in its status.
  */
+import { readFileSync } from 'fs';
+import { join } from 'path';
 import Redis, { Cluster } from 'ioredis';
 import { planClient, type ClientPlan, type RedisConnectionSettings } from './connection-options';
 import { defineDedupScripts, type RedisClient } from './scripts';
+import { probeScripting, scriptingRefusal, ScriptingUnavailableError, type NoScriptingText } from './scripting';
 
-export type ConnectionState = 'connecting' | 'ready' | 'reconnecting' | 'closed';
+/** `unusable`: connected, but the server cannot run the pack's scripts (the error says what it answered). */
+export type ConnectionState = 'connecting' | 'ready' | 'unusable' | 'reconnecting' | 'closed';
 
 export interface ConnectionEvent {
   state: ConnectionState;
@@ -30,7 +34,14 @@ export class SharedConnection {
   /** Checked when the config node starts, so a bad setting is reported there, and never when a user registers. */
   private readonly plan: ClientPlan;
 
-  constructor(readonly settings: RedisConnectionSettings) {
+  /** Counts the connection's ready events, so that a probe answered after a reconnect is not taken for the new one's. */
+  private readyCount = 0;
+
+  constructor(
+    readonly settings: RedisConnectionSettings,
+    /** The catalog text of a server without scripting (the config node renders it in the editor's language). */
+    private readonly noScriptingText: NoScriptingText = englishNoScriptingText,
+  ) {
     this.plan = planClient(settings);
   }
 
@@ -58,6 +69,26 @@ export class SharedConnection {
   cause(): string | undefined {
     if (this.event.state === 'ready') return undefined;
     return this.event.error?.message ?? `not connected yet (${this.event.state})`;
+  }
+
+  /** The error every script call fails with while the server is known to run no scripts; undefined otherwise. */
+  refusal(): ScriptingUnavailableError | undefined {
+    return this.event.state === 'unusable' && this.event.error instanceof ScriptingUnavailableError ? this.event.error : undefined;
+  }
+
+  /**
+   * A script call's error, as a ScriptingUnavailableError when the server
+   * answered that it cannot run scripts (the connection is then unusable
+   * until it reconnects and the server says otherwise); undefined for any
+   * other error.
+   */
+  scriptingError(error: unknown): ScriptingUnavailableError | undefined {
+    if (error instanceof ScriptingUnavailableError) return error;
+    const answer = scriptingRefusal(error);
+    if (answer === undefined) return undefined;
+    const refused = this.refusal() ?? new ScriptingUnavailableError(answer, this.noScriptingText(answer));
+    if (this.event.state === 'ready') this.publish({ state: 'unusable', error: refused });
+    return refused;
   }
 
   /** Registers a user and returns the client, connecting on the first user. */
@@ -115,14 +146,40 @@ export class SharedConnection {
           : new Redis(plan.options);
     defineDedupScripts(client);
     this.publish({ state: 'connecting' });
-    client.on('ready', () => this.publish({ state: 'ready' }));
+    client.on('ready', () => {
+      this.publish({ state: 'ready' });
+      this.probe(client);
+    });
     client.on('reconnecting', () => this.publish({ state: 'reconnecting', ...this.lastError() }));
     // Without an 'error' listener ioredis would log every failed reconnect.
-    client.on('error', (error: Error) => this.publish({ state: this.event.state === 'ready' ? 'reconnecting' : this.event.state, error }));
+    client.on('error', (error: Error) => {
+      const connected = this.event.state === 'ready' || this.event.state === 'unusable';
+      this.publish({ state: connected ? 'reconnecting' : this.event.state, error });
+    });
     client.on('end', () => {
       if (this.client === client) this.publish({ state: 'reconnecting', ...this.lastError() });
     });
     return client;
+  }
+
+  /**
+   * Asks the server (each primary of a Cluster) whether it runs the pack's
+   * scripts, at every connect: a server without scripting is named at
+   * deploy, before the first message, rather than guessed from the first
+   * failed decision. A probe that fails otherwise (the connection dropped)
+   * proves nothing; the next connect asks again.
+   */
+  private probe(client: RedisClient): void {
+    const round = ++this.readyCount;
+    const servers = client instanceof Cluster ? client.nodes('master') : [client];
+    void Promise.all(servers.map((server) => probeScripting(server))).then(
+      (answers) => {
+        const answer = answers.find((a) => a !== undefined);
+        if (answer === undefined || round !== this.readyCount || this.client !== client || this.event.state !== 'ready') return;
+        this.publish({ state: 'unusable', error: new ScriptingUnavailableError(answer, this.noScriptingText(answer)) });
+      },
+      () => undefined,
+    );
   }
 
   private lastError(): { error?: Error } {
@@ -149,3 +206,14 @@ async function quitOrDisconnect(client: RedisClient): Promise<void> {
     client.disconnect();
   }
 }
+
+/**
+ * The en-US catalog's text, for a connection made outside Node-RED (tests,
+ * tools): read from the catalog, so the words live in one place. From
+ * nodes/redis/ (compiled) or src/redis/ (tests) up to the package root.
+ */
+const englishNoScriptingText: NoScriptingText = (answer) => {
+  const file = join(__dirname, '..', '..', 'nodes', 'locales', 'en-US', 'dedup-redis.json');
+  const catalog = JSON.parse(readFileSync(file, 'utf8')) as { 'dedup-redis': { errors: { noScripting: string } } };
+  return catalog['dedup-redis'].errors.noScripting.replace('__answer__', answer);
+};

@@ -75,6 +75,10 @@ export interface BatcherOptions<Item, Result> {
   maxInFlight?: number;
   /** The connection's latest error, named in a TimeoutError ("connect ECONNREFUSED ..."). */
   cause?: () => string | undefined;
+  /** When it gives an error, a call is failed with it instead of being sent (a server that runs no scripts). */
+  refused?: () => Error | undefined;
+  /** Names a call's error (a server that runs no scripts); undefined keeps the error as it is. */
+  classify?: (error: unknown) => Error | undefined;
   /**
    * Told of a callback that threw, with the request's context; the other
    * requests of the call still get their answers. Without it, the error
@@ -267,10 +271,15 @@ export class TickBatcher<Item, Result> {
     this.startClock(group);
     let sent: Promise<Result[]>;
     const started = performance.now();
-    try {
-      sent = this.options.send(call.items);
-    } catch (error) {
-      sent = Promise.reject(toError(error));
+    const refused = this.options.refused?.();
+    if (refused !== undefined) {
+      sent = Promise.reject(refused);
+    } else {
+      try {
+        sent = this.options.send(call.items);
+      } catch (error) {
+        sent = Promise.reject(toError(error));
+      }
     }
     // Only the count is kept: the items themselves are not needed here once
     // sent (the array itself may still be read by send's own reply handler).
@@ -371,6 +380,8 @@ export class TickBatcher<Item, Result> {
    * address, WRONGPASS, ENOTFOUND), so that is what the error says.
    */
   private explain(error: unknown): unknown {
+    const named = this.options.classify?.(error);
+    if (named !== undefined) return named;
     const cause = this.options.cause?.();
     if (cause === undefined || !(error instanceof Error) || !CONNECTION_LEVEL.test(`${error.name} ${error.message}`)) return error;
     return new Error(`Redis is unreachable: ${cause}`, { cause: error });

@@ -67,6 +67,8 @@ export class RedisSeenStore implements SeenStore {
       // On a Cluster one call per bucket out at a time: what arrives meanwhile gathers into the bucket's next call.
       ...(options.cluster ? { maxInFlight: 1 } : {}),
       ...(options.cause ? { cause: options.cause } : {}),
+      ...(options.refused ? { refused: options.refused } : {}),
+      ...(options.classify ? { classify: options.classify } : {}),
       ...(options.onCallbackError ? { onCallbackError: options.onCallbackError } : {}),
     });
   }

@@ -40,7 +40,8 @@ export function runRedisCli(args: readonly string[], timeoutMs: number): Promise
   });
 }
 
-export async function startRedisCluster(primaryCount = 3): Promise<RedisClusterHandle> {
+/** `extraArgs` go on every primary's command line (e.g. a `--rename-command`). */
+export async function startRedisCluster(primaryCount = 3, extraArgs: readonly string[] = []): Promise<RedisClusterHandle> {
   if (!redisCliAvailable()) {
     throw new Error('redis-server is installed but redis-cli is not: install redis-tools (Debian) to build the test cluster');
   }
@@ -62,6 +63,7 @@ export async function startRedisCluster(primaryCount = 3): Promise<RedisClusterH
             '--cluster-node-timeout', '3000',
             // The tests check every key; a partial cluster must not answer some of them.
             '--cluster-require-full-coverage', 'yes',
+            ...extraArgs,
           ],
         }),
       );

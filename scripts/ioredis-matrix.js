@@ -1,0 +1,199 @@
+#!/usr/bin/env node
+/*
+ * The Redis suites on the other ioredis major (issue 30, item 1). The pack
+ * declares "^5.8.2 || ^6.0.0"; the repository's own install (package-lock)
+ * holds 6.x, which the rest of `npm test` runs on. This script runs the
+ * suites that the ioredis major can change (one server, Sentinel, Cluster,
+ * the fault tests and the store contracts: SUITES) once more on the oldest
+ * 5.x the range declares, and is the first step of `npm test`'s test run.
+ *
+ * That ioredis is installed from the npm registry into a temporary
+ * directory of its own, with a copy of the compiled pack and the tests; every
+ * other package the tests need is a symlink into the repository's
+ * node_modules, which is never touched. (Node resolves a symlinked
+ * package's own requires from its real place, so node-red, mocha and tsx
+ * work as they are; the pack's and the tests' `require('ioredis')` finds the
+ * temporary directory's.)
+ *
+ * Options:
+ *   --write        rewrite the ioredis table of docs/compat.md from this run
+ *   --keep         keep the temporary directory (its path is printed)
+ *   --ioredis <v>  test this version instead (e.g. --ioredis 5.11.1)
+ * Exit status: 0 when the suites passed, 1 otherwise.
+ */
+'use strict';
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+const { spawn, spawnSync } = require('child_process');
+
+const ROOT = path.resolve(__dirname, '..');
+
+/** The oldest release of the ioredis 5 range package.json declares. */
+const OLDEST_5 = '5.8.2';
+/** The suites the ioredis major can change: every one that opens a Redis connection of the pack's. */
+const SUITES = ['test/redis', 'test/faults', 'test/contract', 'test/scale', 'test/nodes/dedup-redis.spec.ts'];
+const COPY = ['package.json', 'tsconfig.json', 'tsconfig.test.json', '.mocharc.json', 'src', 'nodes', 'lua', 'resources', 'examples', 'test'];
+/** Big folders of test/ that no suite here uses. */
+const SKIP_UNDER_TEST = new Set(['e2e', 'system']);
+const BEGIN = '<!-- ioredis-matrix: begin -->';
+const END = '<!-- ioredis-matrix: end -->';
+
+const args = process.argv.slice(2);
+const keep = args.includes('--keep');
+const write = args.includes('--write');
+const versionArg = args.indexOf('--ioredis');
+const version = versionArg >= 0 && args[versionArg + 1] ? args[versionArg + 1] : OLDEST_5;
+
+function log(line) {
+  process.stdout.write(`[ioredis-matrix] ${line}\n`);
+}
+
+function run(command, commandArgs, cwd, logFile) {
+  return new Promise((resolve, reject) => {
+    const out = fs.openSync(logFile, 'a');
+    fs.writeSync(out, `\n$ ${command} ${commandArgs.join(' ')}\n`);
+    const child = spawn(command, commandArgs, { cwd, env: process.env, stdio: ['ignore', out, out] });
+    child.on('error', (error) => {
+      fs.closeSync(out);
+      reject(error);
+    });
+    child.on('exit', (code, signal) => {
+      fs.closeSync(out);
+      resolve(code === null ? `signal ${signal}` : code);
+    });
+  });
+}
+
+/** Symlinks every package of the repository's node_modules that `dir`'s own install does not hold. */
+function linkTheRest(dir) {
+  const theirs = path.join(ROOT, 'node_modules');
+  const ours = path.join(dir, 'node_modules');
+  const link = (from, to) => fs.symlinkSync(from, to, 'dir');
+  for (const entry of fs.readdirSync(theirs)) {
+    if (entry.startsWith('.')) continue;
+    const from = path.join(theirs, entry);
+    const to = path.join(ours, entry);
+    if (!entry.startsWith('@')) {
+      if (!fs.existsSync(to)) link(from, to);
+      continue;
+    }
+    // A scope: ioredis brings its own @ioredis/commands, of its own major.
+    if (!fs.existsSync(to)) {
+      link(from, to);
+      continue;
+    }
+    for (const name of fs.readdirSync(from)) {
+      if (!fs.existsSync(path.join(to, name))) link(path.join(from, name), path.join(to, name));
+    }
+  }
+}
+
+function copyPack(dir) {
+  for (const entry of COPY) {
+    const from = path.join(ROOT, entry);
+    if (!fs.existsSync(from)) continue;
+    fs.cpSync(from, path.join(dir, entry), {
+      recursive: true,
+      filter: (src) => !(path.dirname(src) === path.join(ROOT, 'test') && SKIP_UNDER_TEST.has(path.basename(src))),
+    });
+  }
+}
+
+/** The ioredis the copied pack really loads: resolved from its own folder. */
+function loadedIoredis(dir) {
+  const probe = spawnSync(process.execPath, ['-e', "const p=require.resolve('ioredis/package.json');console.log(p+' '+require(p).version)"], {
+    cwd: path.join(dir, 'nodes'),
+    encoding: 'utf8',
+  });
+  const [where, loaded] = probe.stdout.trim().split(' ');
+  return { where, loaded };
+}
+
+function summaryFrom(logFile) {
+  const text = fs.readFileSync(logFile, 'utf8');
+  const matches = [...text.matchAll(/^tests: (\d+) passed, (\d+) failed, (\d+) skipped$/gm)];
+  const last = matches[matches.length - 1];
+  return last ? { passed: Number(last[1]), failed: Number(last[2]), skipped: Number(last[3]) } : undefined;
+}
+
+function writeDoc(result) {
+  const file = path.join(ROOT, 'docs', 'compat.md');
+  const table = [
+    BEGIN,
+    '## ioredis',
+    '',
+    'The pack declares `ioredis` `^5.8.2 || ^6.0.0`. The repository installs 6.x, and all of `npm test` runs on it;',
+    '`scripts/ioredis-matrix.js`, the first step of `npm test`, runs the suites the ioredis major can change',
+    `(${SUITES.map((s) => `\`${s}\``).join(', ')}: one server, Sentinel, Cluster, faults, store contracts)`,
+    'once more on the oldest 5.x declared, installed from the npm registry into a directory of its own.',
+    'The pack sets the options it depends on itself (RESP2, no command timeout, its retry curve, one',
+    'retry per request, the offline queue, TCP keep-alive): see [redis.md](redis.md#ioredis-5-and-6).',
+    '',
+    '| ioredis | how | suites passed | failed | skipped | result |',
+    '| --- | --- | ---: | ---: | ---: | --- |',
+    `| ${result.primary} | the repository's install: every suite of \`npm test\` | - | - | - | see \`npm test\` |`,
+    `| ${result.loaded ?? version} | \`scripts/ioredis-matrix.js\`, the suites above | ${result.passed ?? '-'} | ${result.failed ?? '-'} | ${result.skipped ?? '-'} | ${result.outcome} |`,
+    '',
+    `Run on ${new Date().toISOString().slice(0, 10)} on Node ${process.version}, ${os.platform()} ${os.arch()}, in ${result.seconds} s.`,
+    END,
+  ].join('\n');
+  const text = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '# Compatibility\n';
+  const start = text.indexOf(BEGIN);
+  const end = text.indexOf(END);
+  const next = start >= 0 && end > start ? text.slice(0, start) + table + text.slice(end + END.length) : `${text.trimEnd()}\n\n${table}\n`;
+  fs.writeFileSync(file, next);
+  log('wrote the ioredis table of docs/compat.md');
+}
+
+async function main() {
+  const started = Date.now();
+  if (!fs.existsSync(path.join(ROOT, 'nodes', 'dedup-redis.js'))) {
+    log('building the pack (npm run build)');
+    if (spawnSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'inherit' }).status !== 0) throw new Error('npm run build failed');
+  }
+  const primary = JSON.parse(fs.readFileSync(path.join(ROOT, 'node_modules', 'ioredis', 'package.json'), 'utf8')).version;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dedup-ioredis-'));
+  const logFile = path.join(dir, 'ioredis-matrix.log');
+  const result = { primary, outcome: 'fail' };
+  try {
+    fs.writeFileSync(path.join(dir, 'package.json'), `${JSON.stringify({ name: 'dedup-ioredis-matrix', private: true, dependencies: { ioredis: version } }, null, 2)}\n`);
+    log(`installing ioredis@${version} in ${dir}`);
+    const installed = await run('npm', ['install', '--no-audit', '--no-fund', '--no-package-lock', '--loglevel=error'], dir, logFile);
+    if (installed !== 0) throw new Error(`npm install ioredis@${version} failed (see ${logFile})`);
+    linkTheRest(dir);
+    copyPack(dir);
+    const { where, loaded } = loadedIoredis(dir);
+    result.loaded = loaded;
+    if (loaded !== version || !where.startsWith(path.join(dir, 'node_modules'))) {
+      throw new Error(`the copied pack loads ioredis ${loaded} from ${where}, not ${version} from ${dir}`);
+    }
+    log(`running ${SUITES.join(' ')} on ioredis ${loaded} (the repository's is ${primary})`);
+    const mocha = path.join(ROOT, 'node_modules', 'mocha', 'bin', 'mocha.js');
+    const code = await run(process.execPath, [mocha, '--config', '.mocharc.json', ...SUITES], dir, logFile);
+    Object.assign(result, summaryFrom(logFile) ?? {});
+    result.outcome = code === 0 && result.failed === 0 && result.passed > 0 ? 'pass' : 'fail';
+  } catch (error) {
+    result.outcome = `error: ${error.message}`;
+  } finally {
+    result.seconds = Math.round((Date.now() - started) / 1000);
+    if (result.outcome !== 'pass' && fs.existsSync(logFile)) {
+      // The evidence of a failure, in the CI log itself.
+      process.stdout.write(fs.readFileSync(logFile, 'utf8').slice(-20_000));
+    }
+    if (keep) log(`kept: ${dir}`);
+    else fs.rmSync(dir, { recursive: true, force: true });
+  }
+  log(
+    `ioredis ${result.loaded ?? version}: ${result.outcome}` +
+      (result.passed !== undefined ? ` (${result.passed} passed, ${result.failed} failed, ${result.skipped} skipped)` : '') +
+      ` in ${result.seconds} s`,
+  );
+  if (write) writeDoc(result);
+  process.exitCode = result.outcome === 'pass' ? 0 : 1;
+}
+
+main().catch((error) => {
+  process.stderr.write(`[ioredis-matrix] ${error.stack || error}\n`);
+  process.exitCode = 1;
+});
