@@ -61,7 +61,10 @@ function readSection(file, heading) {
   const start = text.indexOf(`\n## ${heading}\n`);
   if (start < 0) return undefined;
   const rest = text.slice(start + 1);
-  const next = rest.indexOf('\n## ', 1);
+  // A section ends at the next heading, or at the marked section another
+  // script writes (the ioredis table of scripts/ioredis-matrix.js).
+  const ends = [rest.indexOf('\n## ', 1), rest.indexOf('\n<!-- ', 1)].filter((i) => i >= 0);
+  const next = ends.length > 0 ? Math.min(...ends) : -1;
   return (next < 0 ? rest : rest.slice(0, next + 1)).trimEnd();
 }
 

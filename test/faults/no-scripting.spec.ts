@@ -12,7 +12,7 @@
  */
 import assert from 'node:assert/strict';
 import type Redis from 'ioredis';
-import { collect, loadPackFlow, node, sleep, until, watchCompletions, type Msg } from '../support/node-red-helper';
+import { collect, helper, loadPackFlow, node, sleep, until, watchCompletions, type Msg } from '../support/node-red-helper';
 import { runtimeWithRedis, streamFlow, type NodeUnderTest } from '../support/live-stream';
 import { ManagedRedis } from '../support/redis-server';
 import { startRedisCluster } from '../support/redis-cluster';
@@ -130,3 +130,69 @@ for (const [topology, start] of TOPOLOGIES) {
     });
   }
 }
+
+/**
+ * An ACL user the server lets run scripts only partly. Without @scripting,
+ * SCRIPT LOAD already answers NOPERM at connect. With every command but
+ * EVALSHA, the connect-time probe passes (EVALSHA with too few arguments is
+ * rejected for its arity before the ACL is checked) and the first call,
+ * ioredis' EVAL of the script's text, decides; the next, EVALSHA, is
+ * refused, and that refusal, met in the call path, is named the same way.
+ */
+describe('faults: an ACL user without scripting', function () {
+  this.timeout(30_000);
+  let admin: Redis | undefined;
+  let server: ManagedRedis | undefined;
+  const connectionAs = async (user: string, rules: string[]): Promise<Record<string, unknown>> => {
+    await (admin as Redis).call('ACL', 'SETUSER', user, 'reset', 'on', '>pw', '~*', '&*', ...rules);
+    return { host: '127.0.0.1', port: String(server?.port), keyPrefix: 'noscript-acl:', timeoutMs: '2000' };
+  };
+  runtimeWithRedis('the ACL no-scripting test', async () => {
+    server = await ManagedRedis.start();
+    admin = adminClient(server.port);
+    return {
+      stop: async () => {
+        admin?.disconnect();
+        await server?.stop();
+      },
+    };
+  });
+
+  afterEach(async function () {
+    await helper.unload();
+  });
+
+  it('names SCRIPT LOAD refused by the ACL at deploy', async function () {
+    const connection = await connectionAs('no-scripting', ['+@all', '-@scripting']);
+    const nodes: NodeUnderTest[] = [{ id: 'acl-win', type: 'sliding-window-dedup', onStoreError: 'error' }];
+    await loadPackFlow(streamFlow('acl', connection, nodes), { 'acl-conn': { username: 'no-scripting', password: 'pw' } });
+    const statuses = collect('acl-statuses');
+    const caught = collect('acl-caught');
+    const text = "this server does not run Lua scripts (NOPERM this user has no permissions to run the 'script|load' command): the dedup store needs EVALSHA";
+    await until(() => statuses.some((m) => String((m.status as { text?: string }).text).includes(text)), 'the status to name the refusal', 10_000);
+    node('acl-win').receive({ _msgid: 'acl-1', payload: { assetId: 'veh-1', ts: BASE, lat: 52.5, lon: 13.4 } });
+    await until(() => caught.length === 1, 'the Catch node');
+    assert.equal(caught[0]?.error?.message.replace(/^Error: /, ''), `The store could not decide: ${text}`);
+  });
+
+  it('names EVALSHA refused in the call path, after the first call (an EVAL) decided', async function () {
+    const connection = await connectionAs('no-evalsha', ['+@all', '-evalsha']);
+    const nodes: NodeUnderTest[] = [{ id: 'acl2-win', type: 'sliding-window-dedup', onStoreError: 'admit' }];
+    await loadPackFlow(streamFlow('acl2', connection, nodes), { 'acl2-conn': { username: 'no-evalsha', password: 'pw' } });
+    const admitted = collect('acl2-win-1');
+    const statuses = collect('acl2-statuses');
+    await until(() => statuses.some((m) => /admitted/.test(String((m.status as { text?: string }).text)) || (m.status as { fill?: string }).fill === 'green'), 'the node ready', 10_000);
+    const text = "this server does not run Lua scripts (NOPERM this user has no permissions to run the 'evalsha' command): the dedup store needs EVALSHA";
+    node('acl2-win').receive({ _msgid: 'acl2-1', payload: { assetId: 'veh-1', ts: BASE, lat: 52.5, lon: 13.4 } });
+    await until(() => admitted.length === 1, 'the first ping');
+    assert.equal(admitted[0]?.dedup?.reason, 'first', 'the first call ran as EVAL and decided');
+    node('acl2-win').receive({ _msgid: 'acl2-2', payload: { assetId: 'veh-1', ts: BASE + 100, lat: 52.5, lon: 13.4 } });
+    node('acl2-win').receive({ _msgid: 'acl2-3', payload: { assetId: 'veh-1', ts: BASE + 200, lat: 52.5, lon: 13.4 } });
+    await until(() => admitted.length === 3, 'the other two pings');
+    for (const msg of admitted.slice(1)) {
+      assert.equal(msg.dedup?.reason, 'store-unavailable');
+      assert.equal(msg.dedup?.error, text);
+    }
+    await until(() => statuses.some((m) => String((m.status as { text?: string }).text).includes(text)), 'the status to name the refusal');
+  });
+});
