@@ -55,33 +55,25 @@ export class AssetBoard {
 
   /** The `n` assets with the highest suppressed/accepted ratio (devices stuck re-sending a fix), highest first. */
   stuck(n: number): AssetRow[] {
-    const top: AssetRow[] = [];
-    for (let slot = this.index.oldest; slot !== -1; slot = this.index.next(slot)) {
-      const suppressed = this.suppressed[slot] as number;
-      if (suppressed === 0) continue;
-      const ratio = suppressed / Math.max(1, this.accepted[slot] as number);
-      if (top.length === n && !ranksAbove(ratio, suppressed, top[n - 1] as AssetRow)) continue;
-      const row = this.row(slot);
-      let at = top.length;
-      while (at > 0 && ranksAbove(ratio, suppressed, top[at - 1] as AssetRow)) at--;
-      top.splice(at, 0, row);
-      if (top.length > n) top.pop();
-    }
-    return top;
+    return this.top(n, ranksAbove);
   }
 
   /** The `n` assets with the most suppressed pings (as the store counts them), most first; ties by ratio. */
   mostSuppressed(n: number): AssetRow[] {
+    return this.top(n, (ratio, suppressed, row) => suppressed > row.suppressed || (suppressed === row.suppressed && ratio > row.ratio));
+  }
+
+  /** The `n` assets with something suppressed that rank highest by `above`, highest first; one pass, `n` rows held. */
+  private top(n: number, above: (ratio: number, suppressed: number, row: AssetRow) => boolean): AssetRow[] {
     const top: AssetRow[] = [];
     if (n <= 0) return top;
     for (let slot = this.index.oldest; slot !== -1; slot = this.index.next(slot)) {
       const suppressed = this.suppressed[slot] as number;
       if (suppressed === 0) continue;
       const ratio = suppressed / Math.max(1, this.accepted[slot] as number);
-      const above = (row: AssetRow): boolean => suppressed > row.suppressed || (suppressed === row.suppressed && ratio > row.ratio);
-      if (top.length === n && !above(top[n - 1] as AssetRow)) continue;
+      if (top.length === n && !above(ratio, suppressed, top[n - 1] as AssetRow)) continue;
       let at = top.length;
-      while (at > 0 && above(top[at - 1] as AssetRow)) at--;
+      while (at > 0 && above(ratio, suppressed, top[at - 1] as AssetRow)) at--;
       top.splice(at, 0, this.row(slot));
       if (top.length > n) top.pop();
     }

@@ -118,6 +118,7 @@ describe('insight/asset-board', function () {
     assert.deepEqual(board.mostSuppressed(3).map((r) => [r.assetId, r.suppressed, r.accepted]), [['cached-fix', 40, 1], ['echo', 12, 4], ['busy', 12, 100]]);
     assert.deepEqual(board.mostSuppressed(10).map((r) => r.assetId), ['cached-fix', 'echo', 'busy', 'once']);
     assert.deepEqual(board.mostSuppressed(0), []);
+    assert.deepEqual(board.stuck(0), [], 'stuck(0) shares the one top-n pass, and asks for no row');
   });
 });
 
