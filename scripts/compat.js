@@ -26,7 +26,7 @@ const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const { spawnSync } = require('child_process');
-const { envWithNode, installNode, nodeVersionAtLeast, readSection, run } = require('./matrix-install');
+const { copyCheckout, envWithNode, installNode, nodeVersionAtLeast, readSection, run } = require('./matrix-install');
 
 const ROOT = path.resolve(__dirname, '..');
 const pkg = require(path.join(ROOT, 'package.json'));
@@ -52,17 +52,6 @@ const write = !args.includes('--no-write');
 
 function log(line) {
   process.stdout.write(`[compat] ${line}\n`);
-}
-
-function copyInto(dir) {
-  for (const entry of COPY) {
-    const from = path.join(ROOT, entry);
-    if (!fs.existsSync(from)) continue;
-    fs.cpSync(from, path.join(dir, entry), {
-      recursive: true,
-      filter: (src) => !(path.dirname(src) === path.join(ROOT, 'test') && SKIP_UNDER_TEST.has(path.basename(src))),
-    });
-  }
 }
 
 /** The package.json of a test directory: the pack's dependencies plus what the node tests need. */
@@ -131,7 +120,7 @@ async function runTarget(target, tmpDirs) {
   }
   result.nodeVersion = spawnSync(nodeBinary, ['--version'], { encoding: 'utf8' }).stdout.trim();
 
-  copyInto(dir);
+  copyCheckout(dir, COPY, SKIP_UNDER_TEST);
   fs.writeFileSync(path.join(dir, 'package.json'), `${JSON.stringify(testPackage(target.spec), null, 2)}\n`);
   fs.writeFileSync(path.join(dir, '.mocharc.json'), `${JSON.stringify(MOCHARC, null, 2)}\n`);
 

@@ -27,7 +27,8 @@
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
-const { spawn, spawnSync } = require('child_process');
+const { spawnSync } = require('child_process');
+const { copyCheckout, run } = require('./matrix-install');
 
 const ROOT = path.resolve(__dirname, '..');
 
@@ -62,22 +63,6 @@ function log(line) {
   process.stdout.write(`[ioredis-matrix] ${line}\n`);
 }
 
-function run(command, commandArgs, cwd, logFile) {
-  return new Promise((resolve, reject) => {
-    const out = fs.openSync(logFile, 'a');
-    fs.writeSync(out, `\n$ ${command} ${commandArgs.join(' ')}\n`);
-    const child = spawn(command, commandArgs, { cwd, env: process.env, stdio: ['ignore', out, out] });
-    child.on('error', (error) => {
-      fs.closeSync(out);
-      reject(error);
-    });
-    child.on('exit', (code, signal) => {
-      fs.closeSync(out);
-      resolve(code === null ? `signal ${signal}` : code);
-    });
-  });
-}
-
 /** Symlinks every package of the repository's node_modules that `dir`'s own install does not hold. */
 function linkTheRest(dir) {
   const theirs = path.join(ROOT, 'node_modules');
@@ -99,17 +84,6 @@ function linkTheRest(dir) {
     for (const name of fs.readdirSync(from)) {
       if (!fs.existsSync(path.join(to, name))) link(path.join(from, name), path.join(to, name));
     }
-  }
-}
-
-function copyPack(dir) {
-  for (const entry of COPY) {
-    const from = path.join(ROOT, entry);
-    if (!fs.existsSync(from)) continue;
-    fs.cpSync(from, path.join(dir, entry), {
-      recursive: true,
-      filter: (src) => !(path.dirname(src) === path.join(ROOT, 'test') && SKIP_UNDER_TEST.has(path.basename(src))),
-    });
   }
 }
 
@@ -171,10 +145,10 @@ async function runOne(version, primary) {
   try {
     fs.writeFileSync(path.join(dir, 'package.json'), `${JSON.stringify({ name: 'dedup-ioredis-matrix', private: true, dependencies: { ioredis: version } }, null, 2)}\n`);
     log(`installing ioredis@${version} in ${dir}`);
-    const installed = await run('npm', ['install', '--no-audit', '--no-fund', '--no-package-lock', '--loglevel=error'], dir, logFile);
+    const installed = await run('npm', ['install', '--no-audit', '--no-fund', '--no-package-lock', '--loglevel=error'], { cwd: dir, logFile });
     if (installed !== 0) throw new Error(`npm install ioredis@${version} failed (see ${logFile})`);
     linkTheRest(dir);
-    copyPack(dir);
+    copyCheckout(dir, COPY, SKIP_UNDER_TEST);
     const { where, loaded } = loadedIoredis(dir);
     result.loaded = loaded;
     if (loaded !== version || !where.startsWith(path.join(dir, 'node_modules'))) {
@@ -185,8 +159,7 @@ async function runOne(version, primary) {
     const code = await run(
       process.execPath,
       [mocha, '--config', '.mocharc.json', ...LEFT_OUT_FILES.flatMap((f) => ['--ignore', f]), '--grep', LEFT_OUT_TITLES, '--invert', ...suites],
-      dir,
-      logFile,
+      { cwd: dir, logFile },
     );
     Object.assign(result, summaryFrom(logFile) ?? {});
     result.outcome = code === 0 && result.failed === 0 && result.passed > 0 ? 'pass' : 'fail';

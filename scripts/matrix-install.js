@@ -3,12 +3,15 @@
  * each Node-RED line; scripts/e2e-matrix.js: the editor tests in the browser
  * on Node-RED 5): running a command into a log, a Node.js binary from the
  * npm registry's `node` package when this machine's Node is too old for a
- * Node-RED line, and docs/compat.md's sections.
+ * Node-RED line, copying the checkout into a test directory, and
+ * docs/compat.md's sections. scripts/ioredis-matrix.js runs and copies with them too.
  */
 'use strict';
 const fs = require('fs');
 const path = require('path');
 const { spawn } = require('child_process');
+
+const ROOT = path.resolve(__dirname, '..');
 
 /** Runs a command; resolves with its exit code (or "signal X"), its output appended to `options.logFile`. */
 function run(command, commandArgs, options) {
@@ -76,4 +79,21 @@ function writeSection(file, heading, section) {
   fs.writeFileSync(file, updated.endsWith('\n') ? updated : `${updated}\n`);
 }
 
-module.exports = { run, nodeVersionAtLeast, installNode, envWithNode, readSection, writeSection };
+/**
+ * Copies what of the checkout a test directory needs (`entries`, each a top
+ * path of the repository), leaving out the folders of test/ in `skipUnderTest`
+ * that its suites do not use.
+ */
+function copyCheckout(dir, entries, skipUnderTest) {
+  const testDir = path.join(ROOT, 'test');
+  for (const entry of entries) {
+    const from = path.join(ROOT, entry);
+    if (!fs.existsSync(from)) continue;
+    fs.cpSync(from, path.join(dir, entry), {
+      recursive: true,
+      filter: (src) => !(path.dirname(src) === testDir && skipUnderTest.has(path.basename(src))),
+    });
+  }
+}
+
+module.exports = { run, nodeVersionAtLeast, installNode, envWithNode, readSection, writeSection, copyCheckout };
