@@ -39,7 +39,8 @@ export interface PerMinute extends Totals {
   shareSuppressed: number;
 }
 
-export interface NodeStats {
+/** What a report says of a dedup node as it was read: who it is, and its running totals. */
+interface NodeOf {
   id: string;
   name: string;
   type: string;
@@ -49,26 +50,20 @@ export interface NodeStats {
   /** Epoch ms since which the node's counts count. */
   since: number;
   totals: Totals;
+  top: TopRow[];
+}
+
+export interface NodeStats extends NodeOf {
   /** null when the runtime counts no reasons (settings.js dedupMetrics: false). */
   reasons: ByReason | null;
   /** suppressed / (admitted + suppressed), 0 before the first decision. */
   shareSuppressed: number;
   perMinute: PerMinute;
-  top: TopRow[];
 }
 
 /** What a report reads of one dedup node (node-red/insight's nodeCounts, with its flow name). */
-export interface CountsIn {
-  id: string;
-  name: string;
-  type: string;
-  flow: string;
-  store: string;
-  running: boolean;
-  since: number;
-  totals: Totals;
+export interface CountsIn extends NodeOf {
   decisions: Float64Array;
-  top: TopRow[];
 }
 
 /** A node's counts when a stats node last reported it: the start of the next message's per-minute interval. */
