@@ -53,7 +53,7 @@ function englishFragments(lang: string): string[] {
     ...files(lang, '.html').values(),
   ]
     .join('\n')
-    .replace(/<code>[\s\S]*?<\/code>|__\w+?__/g, ' ');
+    .replace(/<code[^>]*>[\s\S]*?<\/code>|__\w+?__/g, ' ');
   const found = new Set<string>();
   for (const [file, text] of files('en-US', '.json')) {
     const english = leaves(JSON.parse(text) as Catalog);

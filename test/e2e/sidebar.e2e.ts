@@ -66,6 +66,10 @@ function flows(deadPort: number): Record<string, unknown>[] {
 let FLOWS: Record<string, unknown>[] = [];
 
 describe('the dedup sidebar in the Node-RED editor (Chromium)', function () {
+  // Each test drives a real editor through several round trips (an upload, a
+  // grid, a chart): the e2e config's budget, not the 20 s of the node tests,
+  // which npm test's one mocha run would give it.
+  this.timeout(60_000);
   let server: NodeRedServer;
   let browser: Browser;
   let editor: Editor;
