@@ -20,6 +20,7 @@ export const PACKAGE_NAME: string = (JSON.parse(readFileSync(join(ROOT, 'package
 
 /** What the examples' function nodes load (mqtt-scale-out writes to PostgreSQL). */
 const EXAMPLE_FUNCTION_MODULES = ['pg'];
+const DASHBOARD_MODULE = '@flowfuse/node-red-dashboard';
 
 const READY_TIMEOUT_MS = 60_000;
 const STOP_GRACE_MS = 5_000;
@@ -112,7 +113,11 @@ export async function startNodeRed(options: StartOptions = {}): Promise<NodeRedS
   const link = join(userDir, 'node_modules', ...PACKAGE_NAME.split('/'));
   mkdirSync(dirname(link), { recursive: true });
   symlinkSync(ROOT, link, 'dir');
-  provideFunctionModules(userDir, EXAMPLE_FUNCTION_MODULES);
+  // Dashboard 2 is found beside the devDependency's Node-RED in this
+  // checkout's node_modules; another install (Node-RED 5 of the e2e matrix)
+  // finds it only in the user directory, so it is linked there from the checkout.
+  const dashboard = options.dashboard === true && isOtherInstall() ? [DASHBOARD_MODULE] : [];
+  provideFunctionModules(userDir, [...EXAMPLE_FUNCTION_MODULES, ...dashboard]);
   writeFileSync(join(userDir, 'flows.json'), JSON.stringify(options.flows ?? []));
 
   let lastError: unknown;
