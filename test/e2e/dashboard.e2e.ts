@@ -13,6 +13,7 @@ import { join } from 'path';
 import type { Page } from 'playwright-core';
 import { Editor, launchBrowser, screenshotFile, type Browser } from './support/editor';
 import { ROOT, startNodeRed, type NodeRedServer } from './support/node-red';
+import { metricSamples } from '../support/metric-samples';
 
 interface FlowNode {
   id: string;
@@ -40,22 +41,6 @@ function deployable(): FlowNode[] {
     flow.push(copy);
   }
   return flow;
-}
-
-interface Series {
-  labels: Record<string, string>;
-  value: number;
-}
-
-function seriesOf(text: string, name: string): Series[] {
-  const found: Series[] = [];
-  for (const line of text.split('\n')) {
-    if (!line.startsWith(`${name}{`)) continue;
-    const labels: Record<string, string> = {};
-    for (const m of line.slice(line.indexOf('{') + 1, line.lastIndexOf('}')).matchAll(/(\w+)="([^"]*)"/g)) labels[m[1] as string] = m[2] as string;
-    found.push({ labels, value: Number(line.slice(line.lastIndexOf(' ') + 1)) });
-  }
-  return found;
 }
 
 /** A dashboard table as text: its header cells and its rows, each a record by header. */
@@ -121,7 +106,7 @@ describe('dashboard-2 example: Node-RED Dashboard 2 shows the dedup nodes\' own 
   const metrics = async (): Promise<string> => (await fetch(`${server.url}/dedup/metrics`)).text();
   /** Decisions and rejections the metrics count for a node, all reasons together. */
   const decided = (text: string, node: string): number =>
-    [...seriesOf(text, 'dedup_messages_total'), ...seriesOf(text, 'dedup_rejected_total')].filter((s) => s.labels.node === node).reduce((a, s) => a + s.value, 0);
+    [...metricSamples(text, 'dedup_messages_total'), ...metricSamples(text, 'dedup_rejected_total')].filter((s) => s.labels.node === node).reduce((a, s) => a + s.value, 0);
 
   it('needs Dashboard 2 only as a devDependency', function () {
     const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { dependencies?: Record<string, string>; devDependencies?: Record<string, string>; peerDependencies?: Record<string, string> };
@@ -168,8 +153,8 @@ describe('dashboard-2 example: Node-RED Dashboard 2 shows the dedup nodes\' own 
 
     // No more traffic: the last report's numbers stay, and must be the metrics'.
     const text = await metrics();
-    const messages = seriesOf(text, 'dedup_messages_total');
-    const rejected = seriesOf(text, 'dedup_rejected_total');
+    const messages = metricSamples(text, 'dedup_messages_total');
+    const rejected = metricSamples(text, 'dedup_rejected_total');
     const expectedNodes = ['vans', 'bins'].map((node) => {
       const sum = (decision: string): number => messages.filter((s) => s.labels.node === node && s.labels.decision === decision).reduce((a, s) => a + s.value, 0);
       const admitted = sum('admitted');

@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { join } from 'path';
 import { collect, coreNodes, helper, node, packNodes, until, type FlowNode, type Msg } from '../support/node-red-helper';
 import type { NodeStats } from '../../src/insight/stats-report';
+import { metricSamples } from '../support/metric-samples';
 
 const ROOT = join(__dirname, '..', '..');
 // eslint-disable-next-line @typescript-eslint/no-require-imports -- the compiled plugin, as Node-RED loads it (it serves dedup/metrics)
@@ -98,18 +99,6 @@ function statusesOf(id: string): unknown[] {
     .map((c) => c.args[0]);
 }
 
-/** Every sample of a metric in a text exposition, with its labels. */
-function samples(text: string, name: string): { labels: Record<string, string>; value: number }[] {
-  const found: { labels: Record<string, string>; value: number }[] = [];
-  for (const line of text.split('\n')) {
-    if (!line.startsWith(`${name}{`)) continue;
-    const labels: Record<string, string> = {};
-    for (const m of line.slice(line.indexOf('{') + 1, line.lastIndexOf('}')).matchAll(/(\w+)="([^"]*)"/g)) labels[m[1] as string] = m[2] as string;
-    found.push({ labels, value: Number(line.slice(line.lastIndexOf(' ') + 1)) });
-  }
-  return found;
-}
-
 describe('dedup-stats node', function () {
   this.timeout(20_000);
 
@@ -158,7 +147,7 @@ describe('dedup-stats node', function () {
     // The same numbers as dedup/metrics, series by series.
     const text = (await admin().get('/dedup/metrics')).text;
     for (const n of [vans, bins]) {
-      const messages = samples(text, 'dedup_messages_total').filter((s) => s.labels.node_id === n.id);
+      const messages = metricSamples(text, 'dedup_messages_total').filter((s) => s.labels.node_id === n.id);
       assert.ok(messages.length > 0);
       for (const s of messages) {
         const reasons = n.reasons as NonNullable<NodeStats['reasons']>;
@@ -170,7 +159,7 @@ describe('dedup-stats node', function () {
       const sum = (decision: string): number => messages.filter((s) => s.labels.decision === decision).reduce((a, s) => a + s.value, 0);
       assert.equal(n.totals.admitted, sum('admitted'));
       assert.equal(n.totals.suppressed, sum('suppressed'));
-      assert.equal(n.totals.rejected, samples(text, 'dedup_rejected_total').find((s) => s.labels.node_id === n.id)?.value);
+      assert.equal(n.totals.rejected, metricSamples(text, 'dedup_rejected_total').find((s) => s.labels.node_id === n.id)?.value);
     }
 
     // The next report's rates run from the first one: nothing happened since.
