@@ -19,7 +19,7 @@ import { randomBytes } from 'crypto';
 import { connect, type Socket } from 'net';
 import { performance } from 'perf_hooks';
 import Redis from 'ioredis';
-import type { Ping } from '../src/core/sliding-window';
+import type { Ping } from '../src/core/window/sliding-window';
 import { PING_EPOCH_MS } from './data';
 import { answerParent, redisCpuSeconds } from './runtime';
 

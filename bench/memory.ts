@@ -11,16 +11,16 @@
  * entries written through the same store classes the nodes use.
  */
 import Redis from 'ioredis';
-import type { Ping } from '../src/core/sliding-window';
+import type { Ping } from '../src/core/window/sliding-window';
 import type { Replies, SeenClaim } from '../src/stores/types';
 import { PING_EPOCH_MS, reading, READINGS_PER_BURST, type Reading } from './data';
 import { answerParent, drive, heapAfterGc, usedMemory } from './runtime';
 
 // The compiled code in nodes/, which is what Node-RED runs; types from src/.
 /* eslint-disable @typescript-eslint/no-require-imports -- the compiled code in nodes/, which is what Node-RED runs; types from src/ */
-const { eventFingerprint } = require('../nodes/core/event-fingerprint') as typeof import('../src/core/event-fingerprint');
-const { idempotencyKey } = require('../nodes/core/idempotency-key') as typeof import('../src/core/idempotency-key');
-const { parseInstant } = require('../nodes/core/instant') as typeof import('../src/core/instant');
+const { eventFingerprint } = require('../nodes/core/window/event-fingerprint') as typeof import('../src/core/window/event-fingerprint');
+const { idempotencyKey } = require('../nodes/core/sensor/idempotency-key') as typeof import('../src/core/sensor/idempotency-key');
+const { parseInstant } = require('../nodes/core/parse/instant') as typeof import('../src/core/parse/instant');
 const { defineDedupScripts } = require('../nodes/redis/scripts') as typeof import('../src/redis/scripts');
 const { MemorySeenStore } = require('../nodes/stores/memory-seen-store') as typeof import('../src/stores/memory-seen-store');
 const { MemoryWindowStore } = require('../nodes/stores/memory-window-store') as typeof import('../src/stores/memory-window-store');

@@ -8,9 +8,9 @@
  *
  *   node --expose-gc --require tsx/cjs bench/metrics-cost.ts [messages]
  */
-import { prepareReadings, settleReadings, type Prepared, type Settled } from '../src/core/burst';
-import { CLAIM } from '../src/core/seen-codes';
-import type { Ping } from '../src/core/sliding-window';
+import { prepareReadings, settleReadings, type Prepared, type Settled } from '../src/core/sensor/burst';
+import { CLAIM } from '../src/core/sensor/seen-codes';
+import type { Ping } from '../src/core/window/sliding-window';
 import { setMetricsCounting, trackNode, type NodeInsight } from '../src/node-red/insight';
 import type { WindowOutcome } from '../src/stores/types';
 import { answerParent, gc } from './runtime';

@@ -31,7 +31,7 @@
 import { createHash } from 'crypto';
 import { readFileSync } from 'fs';
 import Redis from 'ioredis';
-import type { Ping } from '../src/core/sliding-window';
+import type { Ping } from '../src/core/window/sliding-window';
 import { decodeOutcomes, encodePings } from '../src/stores/redis-window-store';
 import { epochKey, windowRecordKey, WINDOW_SEGMENT } from '../src/redis/key-names';
 import { scriptSource } from '../src/redis/scripts';

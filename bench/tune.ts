@@ -2,7 +2,7 @@
  * The what-if's speed: 1,000,000 pings through the default 5 × 5 grid
  * (Heartbeat 10, 30, 60, 120, 300 s × Movement 5, 10, 25, 50, 100 m), the
  * target being under 10 s, printed beside a baseline from the same run: the
- * same pings through a bare loop of the rule (core/sliding-window's
+ * same pings through a bare loop of the rule (core/window/sliding-window's
  * decideWindow and baselineOf over a Map, no store), 25 times.
  *
  *   npx tsx bench/tune.ts        (after npm run build: it times the compiled
@@ -42,13 +42,13 @@ const TARGET_S = 10;
  * The compiled pack's modules, typed from their sources: a type-only import is
  * erased, so what runs is still nodes/*.js, as dedup-tune runs it.
  */
-type Columns = import('../src/core/ping-columns').PingColumns;
+type Columns = import('../src/core/window/ping-columns').PingColumns;
 type Cell = import('../src/tune/grid').GridCell;
-type Baseline = import('../src/core/sliding-window').WindowBaseline;
+type Baseline = import('../src/core/window/sliding-window').WindowBaseline;
 /** What the bare loop counts of a cell. */
 type Admitted = Pick<Cell, 'minSeconds' | 'minMetres' | 'admitted'>;
-type Pack = typeof import('../src/core/sliding-window') &
-  typeof import('../src/core/ping-columns') &
+type Pack = typeof import('../src/core/window/sliding-window') &
+  typeof import('../src/core/window/ping-columns') &
   typeof import('../src/tune/grid') &
   typeof import('../src/tune/threads') &
   typeof import('../src/tune/grid-spec');
@@ -58,8 +58,8 @@ function loadPack(): Pack {
   if (!existsSync(file('tune/threads.js'))) throw new Error('nodes/tune is missing: run npm run build first');
   /* eslint-disable @typescript-eslint/no-require-imports -- the compiled pack, as dedup-tune runs it */
   return {
-    ...require(file('core/sliding-window.js')),
-    ...require(file('core/ping-columns.js')),
+    ...require(file('core/window/sliding-window.js')),
+    ...require(file('core/window/ping-columns.js')),
     ...require(file('tune/grid.js')),
     ...require(file('tune/threads.js')),
     ...require(file('tune/grid-spec.js')),

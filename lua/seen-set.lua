@@ -4,9 +4,9 @@
 -- The loader (src/redis/scripts.ts) puts three lines before this text:
 -- `local CLAIM, LEASE_EXPIRED, SETTLE = {...}, 16, {...}`,
 -- `local SEEN, PENDING, RELEASED = 0, 1, 2` (the codes and entry states of
--- src/core/seen-codes.ts) and `local CLAIM_OP, ..., RESET_ALL = 1, ..., 5`
+-- src/core/sensor/seen-codes.ts) and `local CLAIM_OP, ..., RESET_ALL = 1, ..., 5`
 -- (SEEN_OP of src/redis/scripts.ts), so that both sides name them. The logic is
--- BoundedSeenSet of src/core/seen-set.ts; the contract suite holds the two
+-- BoundedSeenSet of src/core/sensor/seen-set.ts; the contract suite holds the two
 -- to the same answers.
 --
 -- KEYS[1]    the epoch key of this call's hash slot (see "Resets").
@@ -64,7 +64,7 @@ local pack, unpack, format = struct.pack, struct.unpack, string.format
 local call_redis = redis.call
 
 -- CLAIM_OP, CONFIRM_OP, RELEASE_OP, RESET_GROUP, RESET_ALL: from the prelude (redis/scripts SEEN_OP).
--- SEEN, PENDING, RELEASED: an entry's state byte, from the prelude (core/seen-codes KEY_STATE).
+-- SEEN, PENDING, RELEASED: an entry's state byte, from the prelude (core/sensor/seen-codes KEY_STATE).
 local OP, OP_BYTES = '<BI2I2I6', 11
 local ENTRY, ENTRY_BYTES, DEADLINE = '<I2I2BI6', 11, '<d'
 local EPOCH = '<I4I6'

@@ -5,10 +5,10 @@
 --
 -- The loader (src/redis/scripts.ts) puts two lines before this text:
 -- `local REASON, ADMITS = { ahead = 1, first = 2, ... }, { [2] = true, ... }`,
--- the reason codes of src/core/window-reasons.ts and the set of those that
+-- the reason codes of src/core/window/window-reasons.ts and the set of those that
 -- admit, and `local RESET_ASSET, RESET_ALL = 2, 3`, the operation codes of
 -- WINDOW_OP, so that both sides name them and neither spells a number. The
--- rule is decideWindow of src/core/sliding-window.ts; the contract and
+-- rule is decideWindow of src/core/window/sliding-window.ts; the contract and
 -- parity tests hold the two to the same answers.
 --
 -- KEYS[1]    the epoch key of this call's hash slot (see "Resets").
@@ -277,7 +277,7 @@ for i = 1, n_ops do
         s.suppressed_before = true
       end
       if becomes then
-        -- At the record's precision (as core/sliding-window's stored* functions).
+        -- At the record's precision (as core/window/sliding-window's stored* functions).
         local accuracy_q = 0
         if accuracy > 0 then accuracy_q = min(floor(accuracy * ACCURACY_STEPS + 0.5), MAX_ACCURACY_STEP) end
         local heading_q = NO_HEADING

@@ -2,7 +2,7 @@
 import { SharedConnection } from './redis/shared-connection';
 import type { Node, NodeAPI } from './node-red/api';
 import { CONFIG_WAIT_MS } from './node-red/close-times';
-import { errorMessage } from './core/errors';
+import { errorMessage } from './core/parse/errors';
 import { upgradeConfig } from './node-red/migrations';
 import { labelOf, settingsFromDef, type DedupRedisCredentials, type DedupRedisDef, type RedisConfigNode } from './node-red/redis-config-node';
 import { editorSettings } from './node-red/editor-settings';

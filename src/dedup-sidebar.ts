@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'http';
 import { registerMetricsEndpoint, type MetricsAPI } from './metrics/endpoint';
-import { errorMessage } from './core/errors';
+import { errorMessage } from './core/parse/errors';
 import { insightDetails, insightSummaries, keyGaps, publishInsight, runningSubject, windowSample } from './node-red/insight';
 import { DEFAULT_METRES, DEFAULT_SECONDS, MAX_VALUES, parseList, ruleOf, withCurrent } from './tune/grid-spec';
 import type { WhatIfJob } from './tune/jobs';
@@ -8,7 +8,7 @@ import { runWhatIfJob } from './tune/threads';
 import { ttlWhatIf } from './tune/ttl-what-if';
 import { MAX_UPLOAD_BYTES, MAX_UPLOAD_PINGS, readUpload, UPLOAD_IDLE_MS } from './tune/upload';
 import type { WhatIfRequest } from './tune/what-if';
-import { textOf } from './core/fields';
+import { textOf } from './core/parse/fields';
 import { ROLE_OPTIONS, type ColumnChoice, type Role } from './tune/file-columns';
 import type { FileLayout } from './tune/ping-file';
 import { DEFAULT_TIME_ZONE, timeZoneName } from './tune/time-zone';

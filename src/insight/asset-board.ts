@@ -1,10 +1,10 @@
-import { grown, RecencyIndex } from '../core/recency-index';
+import { grown, RecencyIndex } from '../core/structures/recency-index';
 
 /**
  * The assets of a sliding-window node as the sidebar lists them: when each
  * was last heard from, and its running accepted / suppressed counts as the
  * store reported them with its last decision. Ordered by last ping
- * (core/recency-index), so the assets silent longest are the head of the
+ * (core/structures/recency-index), so the assets silent longest are the head of the
  * chain, and a ping costs one map lookup and a relink, no allocation.
  * Bounded like the node's own store: past `maxAssets`, the asset heard from
  * longest ago is forgotten.

@@ -1,4 +1,4 @@
-import { grown, RecencyIndex } from '../core/recency-index';
+import { grown, RecencyIndex } from '../core/structures/recency-index';
 
 /**
  * The devices of a sensor reconnect node that replay the most: replays

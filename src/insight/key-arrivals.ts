@@ -1,4 +1,4 @@
-import { grown, RecencyIndex } from '../core/recency-index';
+import { grown, RecencyIndex } from '../core/structures/recency-index';
 
 /**
  * For the sensor node's TTL what-if: how long after a key's first admission

@@ -1,7 +1,7 @@
-import { grown } from '../core/recency-index';
-import { RuleColumns } from '../core/rule-columns';
-import type { Ping } from '../core/sliding-window';
-import { blankPing, PingColumnsBuilder, type PingColumns } from '../core/ping-columns';
+import { grown } from '../core/structures/recency-index';
+import { RuleColumns } from '../core/window/rule-columns';
+import type { Ping } from '../core/window/sliding-window';
+import { blankPing, PingColumnsBuilder, type PingColumns } from '../core/window/ping-columns';
 
 /**
  * A sliding-window node's recent input for the what-if: the last

@@ -1,7 +1,7 @@
 import { register as defaultRegistry } from 'prom-client';
 import { setMetricsCounting } from '../node-red/insight';
 import { privateRegistry, setFlowNames, shareMetrics, type SharedRegistry } from './exporter';
-import { errorMessage } from '../core/errors';
+import { errorMessage } from '../core/parse/errors';
 
 /**
  * `GET <httpAdminRoot>/dedup/metrics`: the pack's metrics in the Prometheus

@@ -1,5 +1,5 @@
 import { ScriptingUnavailableError } from '../redis/scripting';
-import { WINDOW_REASONS, type WindowReason } from '../core/window-reasons';
+import { WINDOW_REASONS, type WindowReason } from '../core/window/window-reasons';
 
 /**
  * What a dedup node counts for Prometheus, as plain numbers: the insight
@@ -23,7 +23,7 @@ export const STORE_UNAVAILABLE = 0;
 
 /**
  * A sliding-window node's reasons, by slot: store-unavailable, then each
- * reason at its own code (core/window-reasons), so the hot path indexes by
+ * reason at its own code (core/window/window-reasons), so the hot path indexes by
  * the code it already has.
  */
 export const WINDOW_SLOTS: readonly { reason: string; admit: boolean }[] = (() => {

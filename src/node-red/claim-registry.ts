@@ -5,7 +5,7 @@
  * its store (memory, or Redis through the same dedup-redis connection) is
  * found here (kept in node-red/node-registry).
  */
-import type { SeenClaim } from '../core/burst';
+import type { SeenClaim } from '../core/sensor/burst';
 import type { SeenStore } from '../stores/types';
 import { drop, keep, recordOf } from './node-registry';
 

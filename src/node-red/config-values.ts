@@ -1,4 +1,4 @@
-import { textOf } from '../core/fields';
+import { textOf } from '../core/parse/fields';
 
 /**
  * Numbers from a node's saved config. The editor stores what was typed, as a

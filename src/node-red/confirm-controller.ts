@@ -1,11 +1,11 @@
-import { SETTLE } from '../core/seen-codes';
+import { SETTLE } from '../core/sensor/seen-codes';
 import { confirmFailed, confirmReported, confirmStarted, confirmStoreFailed } from '../metrics/confirm-counters';
 import type { Replies, SeenStore, SettleRequest } from '../stores/types';
 import type { DoneFunction, Node, NodeAPI, NodeMessage, SendFunction } from './api';
 import { claimHolder } from './claim-registry';
 import { oneOf } from './config-values';
 import { CONFIRM_DEFAULTS } from '../core/defaults';
-import { errorMessage, toError } from '../core/errors';
+import { errorMessage, toError } from '../core/parse/errors';
 import type { Leaving } from './guarded-send';
 import { upgradeConfig } from './migrations';
 import { NodeLifecycle } from './node-lifecycle';

@@ -46,7 +46,7 @@
  *   already left, so that is a warning.
  */
 import type { DoneFunction, Node, NodeAPI, NodeMessage, SendFunction } from './api';
-import { errorMessage, toError } from '../core/errors';
+import { errorMessage, toError } from '../core/parse/errors';
 
 /** Levels of nesting a message must still be copyable under to count as sendable. */
 export const SPARE_LEVELS = 16;

@@ -1,13 +1,13 @@
 import { MAX_ENTRIES } from '../core/defaults';
-import { claimIndex, type Prepared, type Settled } from '../core/burst';
-import type { Ping } from '../core/sliding-window';
-import { WINDOW_REASONS } from '../core/window-reasons';
+import { claimIndex, type Prepared, type Settled } from '../core/sensor/burst';
+import type { Ping } from '../core/window/sliding-window';
+import { WINDOW_REASONS } from '../core/window/window-reasons';
 import { add, NodeCounters, SENSOR_DUPLICATE, SENSOR_IN_FLIGHT, SENSOR_NEW, SENSOR_REPLAYED, STORE_UNAVAILABLE } from '../metrics/node-counters';
 import type { WindowOutcome } from '../stores/types';
 import { AssetBoard, type AssetRow } from '../insight/asset-board';
 import { DeviceBoard, type DeviceRow } from '../insight/device-board';
 import { KeyArrivals, type KeyArrivalStats } from '../insight/key-arrivals';
-import { blankPing, pingAt, type PingColumns } from '../core/ping-columns';
+import { blankPing, pingAt, type PingColumns } from '../core/window/ping-columns';
 import { PingRing } from '../insight/ping-ring';
 import { ADMITTED, RateSeries, REJECTED, SUPPRESSED, type RateSnapshot } from '../insight/rate-series';
 import { drop, keep, recordOf, recordsIn } from './node-registry';
@@ -272,7 +272,7 @@ function sensorInsight(record: NodeRecord): NodeInsight {
       for (const keyed of settled.admitted) arrivals.admitted(keyed.key, now);
       for (const { keyed, reason } of settled.suppressed) {
         if (countMetrics) add(counters.decisions, reason === 'in-flight' ? SENSOR_IN_FLIGHT : SENSOR_DUPLICATE);
-        // A repeat inside the message points at its first occurrence's claim (core/burst).
+        // A repeat inside the message points at its first occurrence's claim (core/sensor/burst).
         const claim = prepared.claims[claimIndex(keyed)];
         if (claim !== undefined) devices.replayed(claim.group, now);
         arrivals.replayed(keyed.key, now);

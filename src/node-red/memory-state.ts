@@ -15,7 +15,7 @@ import { dirname, join } from 'path';
 import type { RestoreTarget, StateCodec } from '../persist/codecs';
 import { causeOf, StateJournal } from '../persist/state-journal';
 import type { NodeAPI } from './api';
-import { errorMessage } from '../core/errors';
+import { errorMessage } from '../core/parse/errors';
 import { drop, keep, recordOf, recordsIn } from './node-registry';
 
 export interface Persistable<E> extends RestoreTarget<E> {

@@ -18,7 +18,7 @@
  * Pure: no Node-RED, no I/O; the input object is never modified.
  */
 
-import { textOf } from '../core/fields';
+import { textOf } from '../core/parse/fields';
 
 /** The config version this release writes and reads. */
 export const CONFIG_VERSION = 2;

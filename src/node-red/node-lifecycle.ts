@@ -9,7 +9,7 @@ import type { RedisClient } from '../redis/scripts';
 import type { RedisStoreOptions, Replies } from '../stores/types';
 import type { DoneFunction, Node, NodeAPI, NodeMessage, SendFunction } from './api';
 import { closeDrainLimit } from './close-times';
-import { errorMessage, toError } from '../core/errors';
+import { errorMessage, toError } from '../core/parse/errors';
 import { Outlet, type Leaving } from './guarded-send';
 import { InFlight } from './in-flight';
 import { trackNode, type InsightSubject, type NodeInsight } from './insight';

@@ -1,8 +1,8 @@
-import { lastName, parsePath, type PropertyPath } from '../core/property-path';
-import { TS_NAME, type MeasureField, type ReadingFields } from '../core/reading';
+import { lastName, parsePath, type PropertyPath } from '../core/parse/property-path';
+import { TS_NAME, type MeasureField, type ReadingFields } from '../core/sensor/reading';
 import type { MemorySeenSettings } from '../stores/memory-seen-store';
 import type { NodeAPI, NodeDef } from './api';
-import { errorMessage } from '../core/errors';
+import { errorMessage } from '../core/parse/errors';
 import { isBlank, nonNegativeNumber, oneOf, optionalNumber, positiveInteger, positiveNumber } from './config-values';
 import { MAX_ENTRIES, SENSOR_DEFAULTS as DEFAULTS, type MeasureDef } from '../core/defaults';
 import { compileMessagePath, type MessagePath } from './message-path';

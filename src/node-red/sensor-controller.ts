@@ -1,18 +1,18 @@
-import { auditReason, auditValue, countsOf, prepareReadings, settleReadings, undecidedCounts, type Counts, type KeyResult, type Prepared, type Rejected, type Settled } from '../core/burst';
-import { showValue, unparsedKind } from '../core/fields';
-import { deviceOfKey } from '../core/idempotency-key';
-import type { SeenEntry } from '../core/seen-set';
-import { propertyKey, readingKeyer } from '../core/keys';
-import { locate } from '../core/property-path';
-import { isRecord } from '../core/reading';
+import { auditReason, auditValue, countsOf, prepareReadings, settleReadings, undecidedCounts, type Counts, type KeyResult, type Prepared, type Rejected, type Settled } from '../core/sensor/burst';
+import { showValue, unparsedKind } from '../core/parse/fields';
+import { deviceOfKey } from '../core/sensor/idempotency-key';
+import type { SeenEntry } from '../core/sensor/seen-set';
+import { propertyKey, readingKeyer } from '../core/sensor/keys';
+import { locate } from '../core/parse/property-path';
+import { isRecord } from '../core/sensor/reading';
 import { seenCodec } from '../persist/codecs';
-import { nextToken } from '../redis/call-token';
+import { nextToken } from '../core/structures/call-token';
 import { MemorySeenStore } from '../stores/memory-seen-store';
 import { RedisSeenStore } from '../stores/redis-seen-store';
 import type { Replies, SeenStore } from '../stores/types';
 import type { DoneFunction, Node, NodeAPI, NodeMessage, SendFunction } from './api';
 import { registerClaimHolder, unregisterClaimHolder, type ClaimHolder } from './claim-registry';
-import { errorMessage, toError } from '../core/errors';
+import { errorMessage, toError } from '../core/parse/errors';
 import type { Leaving } from './guarded-send';
 import type { NodeInsight } from './insight';
 import { fingerprintOf, LostDecisions } from './lost-decisions';
@@ -33,8 +33,8 @@ interface Waiting extends Leaving {
 }
 
 /**
- * The sensor reconnect node's behaviour: key each reading (core/keys),
- * claim the keys of a message in one request (core/burst decides the
+ * The sensor reconnect node's behaviour: key each reading (core/sensor/keys),
+ * claim the keys of a message in one request (core/sensor/burst decides the
  * repeats within it), route the admitted readings and the audit. The entry
  * file (src/sensor-reconnect-dedup.ts) only hands it the node.
  */

@@ -1,12 +1,12 @@
-import { unparsedKind } from '../core/fields';
-import { readPing, type RawPing } from '../core/ping';
-import type { Ping } from '../core/sliding-window';
+import { unparsedKind } from '../core/parse/fields';
+import { readPing, type RawPing } from '../core/window/ping';
+import type { Ping } from '../core/window/sliding-window';
 import { windowCodec } from '../persist/codecs';
 import { MemoryWindowStore, type WindowEntry } from '../stores/memory-window-store';
 import { RedisWindowStore } from '../stores/redis-window-store';
 import type { Replies, WindowOutcome, WindowStore } from '../stores/types';
 import type { DoneFunction, Node, NodeAPI, NodeMessage, SendFunction } from './api';
-import { errorMessage, toError } from '../core/errors';
+import { errorMessage, toError } from '../core/parse/errors';
 import type { Leaving } from './guarded-send';
 import type { NodeInsight } from './insight';
 import { fingerprintOf, LostDecisions } from './lost-decisions';

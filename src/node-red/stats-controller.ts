@@ -1,5 +1,5 @@
 import { STATS_DEFAULTS } from '../core/defaults';
-import { errorMessage } from '../core/errors';
+import { errorMessage } from '../core/parse/errors';
 import { nodeStats, type NodeStats, type Reading } from '../insight/stats-report';
 import type { DoneFunction, Node, NodeAPI, NodeMessage, SendFunction } from './api';
 import { isBlank } from './config-values';

@@ -5,7 +5,7 @@
  */
 import type { ConnectionEvent } from '../redis/shared-connection';
 import type { Node } from './api';
-import { errorMessage } from '../core/errors';
+import { errorMessage } from '../core/parse/errors';
 
 export class StatusBoard {
   private connection: ConnectionEvent | undefined;

@@ -6,7 +6,7 @@
  * WARN_INTERVAL_MS so that an outage does not flood the debug sidebar.
  */
 import type { Node } from './api';
-import { errorMessage } from '../core/errors';
+import { errorMessage } from '../core/parse/errors';
 import type { StatusBoard } from './status-board';
 
 export type OnStoreError = 'admit' | 'error';

@@ -15,11 +15,11 @@
  * Reset all:      u8 3
  *
  * The window record holds the baseline at the precision the stores keep it
- * (see core/sliding-window), so restoring it is exact.
+ * (see core/window/sliding-window), so restoring it is exact.
  */
-import { ACCURACY_STEPS, DEGREE_STEPS, HEADING_STEPS, NO_HEADING } from '../core/sliding-window';
-import { RELEASED_DEADLINE, SEEN_DEADLINE } from '../core/seen-codes';
-import type { SeenEntry } from '../core/seen-set';
+import { ACCURACY_STEPS, DEGREE_STEPS, HEADING_STEPS, NO_HEADING } from '../core/window/sliding-window';
+import { RELEASED_DEADLINE, SEEN_DEADLINE } from '../core/sensor/seen-codes';
+import type { SeenEntry } from '../core/sensor/seen-set';
 import type { WindowEntry } from '../stores/memory-window-store';
 import { SEEN_STATE, WINDOW_STATE, type StateKind } from './frames';
 

@@ -43,7 +43,7 @@ import { performance } from 'perf_hooks';
 import { writeClear, RecordWriter, type RestoreTarget, type StateCodec } from './codecs';
 import { decodeHeader, encodeFrame, encodeHeader, END_FRAME, FRAME_HEAD_BYTES, HEADER_BYTES, packRecords, readFrames, unpackRecords } from './frames';
 import { realFiles, writeAll, type SaveFiles } from './save-files';
-import { errorMessage } from '../core/errors';
+import { errorMessage } from '../core/parse/errors';
 
 export interface JournalSource<E> {
   /**

@@ -10,7 +10,7 @@
  */
 import { createHash } from 'crypto';
 import type { Redis } from 'ioredis';
-import { errorMessage } from '../core/errors';
+import { errorMessage } from '../core/parse/errors';
 import { scriptSource, SCRIPT_NAMES } from './scripts';
 
 /**

@@ -10,8 +10,8 @@
 import { readFileSync } from 'fs';
 import { join } from 'path';
 import type { Cluster, Redis, Result } from 'ioredis';
-import { CLAIM, KEY_STATE, LEASE_EXPIRED, SETTLE } from '../core/seen-codes';
-import { WINDOW_REASONS } from '../core/window-reasons';
+import { CLAIM, KEY_STATE, LEASE_EXPIRED, SETTLE } from '../core/sensor/seen-codes';
+import { WINDOW_REASONS } from '../core/window/window-reasons';
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
@@ -44,7 +44,7 @@ function luaTable(entries: Record<string, number>): string {
 /**
  * The line that names the codes a script replies with, from the TypeScript
  * tables. The sliding-window script also learns there which reasons admit,
- * so that core/window-reasons stays the one place that says so.
+ * so that core/window/window-reasons stays the one place that says so.
  */
 /** The operations lua/sliding-window.lua reads from its ops argument, by code. */
 export const WINDOW_OP = { ping: 1, resetAsset: 2, resetAll: 3 } as const;

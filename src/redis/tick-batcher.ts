@@ -1,4 +1,4 @@
-import { toError } from '../core/errors';
+import { toError } from '../core/parse/errors';
 import { observeRedisCall } from '../metrics/redis-calls';
 
 /**

@@ -1,5 +1,5 @@
-import { deviceOfKey } from '../core/idempotency-key';
-import { BoundedSeenSet, type SeenEntry } from '../core/seen-set';
+import { deviceOfKey } from '../core/sensor/idempotency-key';
+import { BoundedSeenSet, type SeenEntry } from '../core/sensor/seen-set';
 import type { ClaimRequest, Replies, SeenSettings, SeenStore, SettleRequest } from './types';
 
 export interface MemorySeenSettings extends SeenSettings {

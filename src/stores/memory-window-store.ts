@@ -6,13 +6,13 @@
  *
  * Bounded twice: a record expires ttlSeconds after its last admission, as the
  * Redis key does, and past maxAssets the record admitted longest ago goes.
- * The records live in columns indexed by slot (see core/recency-index); a
+ * The records live in columns indexed by slot (see core/structures/recency-index); a
  * suppression changes only a count and leaves the record's place in the
  * chain, as it leaves the Redis key's TTL.
  */
-import { baselineOf, decideWindow, type Ping, type WindowBaseline } from '../core/sliding-window';
-import { grown, RecencyIndex } from '../core/recency-index';
-import { RuleColumns } from '../core/rule-columns';
+import { baselineOf, decideWindow, type Ping, type WindowBaseline } from '../core/window/sliding-window';
+import { grown, RecencyIndex } from '../core/structures/recency-index';
+import { RuleColumns } from '../core/window/rule-columns';
 import { withCounts, type Replies, type WindowOutcome, type WindowSettings, type WindowStore } from './types';
 
 export interface MemoryWindowSettings extends WindowSettings {

@@ -1,5 +1,5 @@
 import calculateSlot from 'cluster-key-slot';
-import { nextToken } from '../redis/call-token';
+import { nextToken } from '../core/structures/call-token';
 import { bucketSlot, CLUSTER_BUCKETS, epochKey, SEEN_SEGMENT, seenGroupEpochKey, seenGroupHead, seenKeyOf } from '../redis/key-names';
 import { SEEN_OP, type RedisClient } from '../redis/scripts';
 import { TickBatcher } from '../redis/tick-batcher';

@@ -1,7 +1,7 @@
 import calculateSlot from 'cluster-key-slot';
-import { ACCURACY_STEPS, DEGREE_STEPS, HEADING_STEPS, NO_HEADING, type Ping } from '../core/sliding-window';
-import { WINDOW_REASON_BY_CODE, WINDOW_REASONS } from '../core/window-reasons';
-import { nextToken } from '../redis/call-token';
+import { ACCURACY_STEPS, DEGREE_STEPS, HEADING_STEPS, NO_HEADING, type Ping } from '../core/window/sliding-window';
+import { WINDOW_REASON_BY_CODE, WINDOW_REASONS } from '../core/window/window-reasons';
+import { nextToken } from '../core/structures/call-token';
 import { bucketSlot, CLUSTER_BUCKETS, epochKey, WINDOW_SEGMENT, windowRecordKey } from '../redis/key-names';
 import { TickBatcher } from '../redis/tick-batcher';
 import { turnWritesFor, type TurnWrites } from '../redis/turn-writes';

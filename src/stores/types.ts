@@ -1,5 +1,5 @@
-import type { SeenClaim } from '../core/burst';
-import type { Ping, WindowRule, WindowVerdict } from '../core/sliding-window';
+import type { SeenClaim } from '../core/sensor/burst';
+import type { Ping, WindowRule, WindowVerdict } from '../core/window/sliding-window';
 
 export type { SeenClaim };
 
@@ -57,7 +57,7 @@ export interface SeenSettings {
   leaseSeconds: number;
 }
 
-/** The keys of one message, claimed under its token (see core/claim-token). */
+/** The keys of one message, claimed under its token (see core/structures/call-token). */
 export interface ClaimRequest {
   claims: readonly SeenClaim[];
   token: number;
@@ -68,9 +68,9 @@ export interface SettleRequest extends ClaimRequest {
 }
 
 export interface SeenStore {
-  /** One code of core/seen-codes CLAIM per claim, in order; a key repeated within one request is the caller's to collapse. */
+  /** One code of core/sensor/seen-codes CLAIM per claim, in order; a key repeated within one request is the caller's to collapse. */
   claim<C>(request: ClaimRequest, replies: Replies<number[], C>, context: C): void;
-  /** One code of core/seen-codes SETTLE per claim. */
+  /** One code of core/sensor/seen-codes SETTLE per claim. */
   settle<C>(request: SettleRequest, replies: Replies<number[], C>, context: C): void;
   /** Forgets one group's keys (a device's), or every key, in order with the claims before and after. */
   reset<C>(group: string | undefined, replies: Replies<void, C>, context: C): void;

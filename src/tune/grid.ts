@@ -1,11 +1,11 @@
-import { WINDOW_REASON_BY_CODE, WINDOW_REASONS, type WindowReason } from '../core/window-reasons';
+import { WINDOW_REASON_BY_CODE, WINDOW_REASONS, type WindowReason } from '../core/window/window-reasons';
 import { MemoryWindowStore, type MemoryWindowSettings } from '../stores/memory-window-store';
-import { blankPing, pingAt, type PingColumns } from '../core/ping-columns';
+import { blankPing, pingAt, type PingColumns } from '../core/window/ping-columns';
 
 /**
  * The what-if itself: the same pings through a sliding-window node's memory
  * store once per Heartbeat × Movement pair. The store is the node's own
- * (stores/memory-window-store, which calls core/sliding-window's
+ * (stores/memory-window-store, which calls core/window/sliding-window's
  * decideWindow), not a copy of the rule, so what the grid says a setting
  * admits is what a node with that setting admits, late pings, the memory
  * cap and "Forget after" included.

@@ -1,6 +1,6 @@
-import { distanceMetres, EARTH_MEAN_RADIUS_METRES } from '../core/geo';
-import { grown } from '../core/recency-index';
-import type { PingColumns } from '../core/ping-columns';
+import { distanceMetres, EARTH_MEAN_RADIUS_METRES } from '../core/window/geo';
+import { grown } from '../core/structures/recency-index';
+import type { PingColumns } from '../core/window/ping-columns';
 
 /**
  * How far a parked vehicle's fixes wander: the distances between
@@ -57,7 +57,7 @@ export interface JitterResult {
 export const DEFAULT_STAY_METRES = 100;
 export const DEFAULT_STAY_SECONDS = 60;
 const DEFAULT_BINS = 20;
-/** Metres per degree of latitude on the sphere core/geo measures on. */
+/** Metres per degree of latitude on the sphere core/window/geo measures on. */
 const METRES_PER_DEGREE = (EARTH_MEAN_RADIUS_METRES * Math.PI) / 180;
 
 export function parkedJitter(columns: PingColumns, options: JitterOptions): JitterResult {

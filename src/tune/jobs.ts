@@ -1,9 +1,9 @@
 import type { MemoryWindowSettings } from '../stores/memory-window-store';
 import { decideAll, type GridCell } from './grid';
-import type { PingColumns } from '../core/ping-columns';
+import type { PingColumns } from '../core/window/ping-columns';
 import { PingFileError, readPingText, type FileLayout, type PingFileResult, type RuleFields } from './ping-file';
 import { whatIf, type WhatIfRequest, type WhatIfResult } from './what-if';
-import { errorMessage } from '../core/errors';
+import { errorMessage } from '../core/parse/errors';
 
 /**
  * The work a what-if thread does (tune/grid-worker), written as plain

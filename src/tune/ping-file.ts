@@ -1,8 +1,8 @@
 import { createReadStream } from 'fs';
-import { readPing, type RawPing } from '../core/ping';
-import { textOf } from '../core/fields';
-import { PingColumns, PingColumnsBuilder } from '../core/ping-columns';
-import { errorMessage } from '../core/errors';
+import { readPing, type RawPing } from '../core/window/ping';
+import { textOf } from '../core/parse/fields';
+import { PingColumns, PingColumnsBuilder } from '../core/window/ping-columns';
+import { errorMessage } from '../core/parse/errors';
 import { chooseColumns, REQUIRED_ROLES, ROLE_NAMES, ROLE_OPTIONS, type ColumnChoice, type Role } from './file-columns';
 import { toTimeOrder } from './time-order';
 import { DEFAULT_TIME_ZONE, FileTimes } from './time-zone';
@@ -17,7 +17,7 @@ import { DEFAULT_TIME_ZONE, FileTimes } from './time-zone';
  * reads them, as the node itself does. A CSV's header names its columns; a
  * JSON Lines file's are the properties of its first object. Times without
  * a zone are read in the zone given (tune/time-zone, UTC by default). Each
- * row is checked by core/ping's readPing, the very function the node reads
+ * row is checked by core/window/ping's readPing, the very function the node reads
  * a message with, so a row the node would reject is a bad row here, and a
  * good row becomes the same Ping, bit for bit.
  *

@@ -5,7 +5,7 @@ import { Worker, type ResourceLimits } from 'worker_threads';
 import type { MemoryWindowSettings } from '../stores/memory-window-store';
 import { cellSettings, type GridCell, type GridRule, type GridSpec } from './grid';
 import { runJob, type Job, type Reply, type WhatIfJob } from './jobs';
-import { transferables, type PingColumns } from '../core/ping-columns';
+import { transferables, type PingColumns } from '../core/window/ping-columns';
 
 /**
  * What-if work off the caller's thread. In Node-RED a grid over an

@@ -1,4 +1,4 @@
-import type { PingColumns } from '../core/ping-columns';
+import type { PingColumns } from '../core/window/ping-columns';
 
 /**
  * A recorded file's pings put in time order, as a node would have received

@@ -1,4 +1,4 @@
-import { parseInstant } from '../core/instant';
+import { parseInstant } from '../core/parse/instant';
 
 /**
  * Date-times written without a zone (`2014-10-01 08:31:00`, as many fleet
@@ -93,7 +93,7 @@ export class ZoneOffsets {
 
 /**
  * Reads the time values of a file: a date-time without a zone becomes the
- * instant it names in the zone (a Date, which core/ping's readPing takes as
+ * instant it names in the zone (a Date, which core/window/ping's readPing takes as
  * it is); every other value (epoch numbers, ISO with Z or an offset, junk
  * for readPing to refuse) is passed on untouched. Counts the zone-less ones,
  * for the report.

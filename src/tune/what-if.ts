@@ -1,6 +1,6 @@
 import { runGrid, type GridCell, type GridRule, type GridSpec } from './grid';
 import { parkedJitter, type JitterResult } from './jitter';
-import type { PingColumns } from '../core/ping-columns';
+import type { PingColumns } from '../core/window/ping-columns';
 
 /**
  * One what-if, as the command and the sidebar both show it: the grid of

@@ -12,7 +12,7 @@
  * The control run wires the same flow without Confirm delivery: it loses
  * the readings whose first write failed, which shows the test can fail.
  */
-import type { Counts } from '../../src/core/burst';
+import type { Counts } from '../../src/core/sensor/burst';
 import assert from 'node:assert/strict';
 import { useRedis } from '../support/global-hooks';
 import { collect, coreNodes, helper, node, packNodes, startServer, stopServer, until, type FlowNode, type Msg, type StoreKind } from '../support/node-red-helper';

@@ -8,7 +8,7 @@
  * of the claim that holds the key; anything it cannot match goes to Catch
  * with the reason.
  */
-import type { Counts } from '../../src/core/burst';
+import type { Counts } from '../../src/core/sensor/burst';
 import assert from 'node:assert/strict';
 import { useRedis } from '../support/global-hooks';
 import { ManagedRedis, skipLoudlyWithoutRedisServer } from '../support/redis-server';

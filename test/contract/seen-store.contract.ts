@@ -6,10 +6,10 @@
  * confirm mode (issue 10).
  */
 import assert from 'node:assert/strict';
-import { prepareReadings, settleReadings, type SeenClaim } from '../../src/core/burst';
-import { idempotencyKey, type KeyedContent } from '../../src/core/idempotency-key';
-import { parseInstant } from '../../src/core/instant';
-import { CLAIM, claimOutcome, LEASE_EXPIRED, SETTLE } from '../../src/core/seen-codes';
+import { prepareReadings, settleReadings, type SeenClaim } from '../../src/core/sensor/burst';
+import { idempotencyKey, type KeyedContent } from '../../src/core/sensor/idempotency-key';
+import { parseInstant } from '../../src/core/parse/instant';
+import { CLAIM, claimOutcome, LEASE_EXPIRED, SETTLE } from '../../src/core/sensor/seen-codes';
 import type { SeenSettings, SeenStore } from '../../src/stores/types';
 import { claim, resetSeen, settle } from '../support/ask';
 

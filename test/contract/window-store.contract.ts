@@ -6,10 +6,10 @@
  * among the pings around it (issue 9), and every fleet rule (issue 11).
  */
 import assert from 'node:assert/strict';
-import { eventFingerprint } from '../../src/core/event-fingerprint';
-import { distanceMetres } from '../../src/core/geo';
-import type { Ping } from '../../src/core/sliding-window';
-import { WINDOW_REASONS } from '../../src/core/window-reasons';
+import { eventFingerprint } from '../../src/core/window/event-fingerprint';
+import { distanceMetres } from '../../src/core/window/geo';
+import type { Ping } from '../../src/core/window/sliding-window';
+import { WINDOW_REASONS } from '../../src/core/window/window-reasons';
 import type { WindowOutcome, WindowSettings, WindowStore } from '../../src/stores/types';
 import { decide, resetWindow } from '../support/ask';
 

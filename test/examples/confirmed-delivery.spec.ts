@@ -7,7 +7,7 @@
  * into release (the comment's last suggestion), the readings whose request
  * failed never arrive.
  */
-import type { Counts } from '../../src/core/burst';
+import type { Counts } from '../../src/core/sensor/burst';
 import assert from 'node:assert/strict';
 import { until, type FlowNode, type Msg } from '../support/node-red-helper';
 import { freePort } from '../support/redis-server';

@@ -15,7 +15,7 @@
  * - and, after all runs, Redis holds no key outside the configured prefix
  *   (SCAN), and keys planted outside it survived every reset.
  */
-import type { Counts } from '../../src/core/burst';
+import type { Counts } from '../../src/core/sensor/burst';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import type Redis from 'ioredis';

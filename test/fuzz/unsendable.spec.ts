@@ -17,7 +17,7 @@
  * - both wires of an output get the same messages: a message never
  *   reaches one of them and not the other.
  */
-import type { Counts } from '../../src/core/burst';
+import type { Counts } from '../../src/core/sensor/burst';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { CONFIG_VERSION } from '../../src/node-red/migrations';

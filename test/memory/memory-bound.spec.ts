@@ -11,7 +11,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'child_process';
-import { idempotencyKey } from '../../src/core/idempotency-key';
+import { idempotencyKey } from '../../src/core/sensor/idempotency-key';
 import { MemorySeenStore } from '../../src/stores/memory-seen-store';
 import { MemoryWindowStore } from '../../src/stores/memory-window-store';
 

@@ -16,10 +16,10 @@
  */
 import assert from 'node:assert/strict';
 import type Redis from 'ioredis';
-import type { SeenClaim } from '../../src/core/burst';
-import { eventFingerprint } from '../../src/core/event-fingerprint';
-import { textOf } from '../../src/core/fields';
-import type { Ping } from '../../src/core/sliding-window';
+import type { SeenClaim } from '../../src/core/sensor/burst';
+import { eventFingerprint } from '../../src/core/window/event-fingerprint';
+import { textOf } from '../../src/core/parse/fields';
+import type { Ping } from '../../src/core/window/sliding-window';
 import { seenKey, windowRecordKey } from '../../src/redis/key-names';
 import { defineDedupScripts } from '../../src/redis/scripts';
 import { RedisSeenStore } from '../../src/stores/redis-seen-store';

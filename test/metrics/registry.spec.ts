@@ -6,8 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import { join } from 'path';
-import { prepareReadings, settleReadings } from '../../src/core/burst';
-import { CLAIM, LEASE_EXPIRED } from '../../src/core/seen-codes';
+import { prepareReadings, settleReadings } from '../../src/core/sensor/burst';
+import { CLAIM, LEASE_EXPIRED } from '../../src/core/sensor/seen-codes';
 import { failureCause, SENSOR_DUPLICATE, SENSOR_IN_FLIGHT, SENSOR_NEW, SENSOR_REPLAYED } from '../../src/metrics/node-counters';
 import { nodeCounters, trackNode } from '../../src/node-red/insight';
 import { TimeoutError } from '../../src/redis/tick-batcher';

@@ -20,7 +20,7 @@ import {
 } from '../../src/node-red/migrations';
 import { editorSettings, settingsPrefix } from '../../src/node-red/editor-settings';
 import { coreNodes, helper, node, packNodes, startServer, stopServer, until, type FlowNode } from '../support/node-red-helper';
-import { textOf } from '../../src/core/fields';
+import { textOf } from '../../src/core/parse/fields';
 
 const ROOT = join(__dirname, '..', '..');
 const WARN = 30;

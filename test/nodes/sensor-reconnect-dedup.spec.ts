@@ -4,7 +4,7 @@
  * cannot drift apart as the users see them.
  */
 import assert from 'node:assert/strict';
-import { idempotencyKey } from '../../src/core/idempotency-key';
+import { idempotencyKey } from '../../src/core/sensor/idempotency-key';
 import { useRedis } from '../support/global-hooks';
 import {
   helper,

@@ -6,7 +6,7 @@
  * ChirpStack v4, and key mode `property`; on both stores.
  */
 import assert from 'node:assert/strict';
-import { idempotencyKey } from '../../src/core/idempotency-key';
+import { idempotencyKey } from '../../src/core/sensor/idempotency-key';
 import { SENSOR_PRESETS } from '../../src/node-red/editor-settings';
 import { useRedis } from '../support/global-hooks';
 import { helper, loadDedup, startServer, stopServer, until, type StoreKind } from '../support/node-red-helper';

@@ -9,7 +9,7 @@
  */
 import assert from 'node:assert/strict';
 import type Redis from 'ioredis';
-import type { Ping } from '../../src/core/sliding-window';
+import type { Ping } from '../../src/core/window/sliding-window';
 import { planClient, type RedisConnectionSettings } from '../../src/redis/connection-options';
 import { defineDedupScripts } from '../../src/redis/scripts';
 import { SharedConnection, type ConnectionEvent } from '../../src/redis/shared-connection';

@@ -24,7 +24,7 @@ import { redisKeySlot } from '../support/redis-slot';
 import { scriptedClientPerTest, storeOptions } from '../support/scripted-redis';
 
 const TTL_SECONDS = 600;
-// Not '': an empty id would make an empty tag, which Redis ignores; the nodes reject empty ids (core/fields readId).
+// Not '': an empty id would make an empty tag, which Redis ignores; the nodes reject empty ids (core/parse/fields readId).
 const IDS = ['veh-1', 'bin{A}', '}x', 'a%b', 'site:7:bin', 'x*y', '{'];
 
 async function allKeys(client: Redis): Promise<string[]> {

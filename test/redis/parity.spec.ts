@@ -7,7 +7,7 @@
  * the clock guard's edge, retries, counters, resets among the pings).
  */
 import assert from 'node:assert/strict';
-import type { Ping } from '../../src/core/sliding-window';
+import type { Ping } from '../../src/core/window/sliding-window';
 import { MemoryWindowStore } from '../../src/stores/memory-window-store';
 import { RedisWindowStore } from '../../src/stores/redis-window-store';
 import type { WindowOutcome, WindowSettings } from '../../src/stores/types';

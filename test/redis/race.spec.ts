@@ -9,8 +9,8 @@
  */
 import assert from 'node:assert/strict';
 import type Redis from 'ioredis';
-import { isAdmitted } from '../../src/core/seen-codes';
-import { decideWindow, type Ping, type WindowBaseline } from '../../src/core/sliding-window';
+import { isAdmitted } from '../../src/core/sensor/seen-codes';
+import { decideWindow, type Ping, type WindowBaseline } from '../../src/core/window/sliding-window';
 import { windowRecordKey } from '../../src/redis/key-names';
 import { RedisSeenStore } from '../../src/stores/redis-seen-store';
 import { RedisWindowStore } from '../../src/stores/redis-window-store';

@@ -11,8 +11,8 @@ import { createHash } from 'crypto';
 import { readFileSync } from 'fs';
 import { join } from 'path';
 import type Redis from 'ioredis';
-import { CLAIM, LEASE_EXPIRED, SETTLE } from '../../src/core/seen-codes';
-import { WINDOW_REASONS } from '../../src/core/window-reasons';
+import { CLAIM, LEASE_EXPIRED, SETTLE } from '../../src/core/sensor/seen-codes';
+import { WINDOW_REASONS } from '../../src/core/window/window-reasons';
 import { defineDedupScripts, scriptSource, type ScriptName } from '../../src/redis/scripts';
 import { MemoryWindowStore } from '../../src/stores/memory-window-store';
 import { RedisSeenStore } from '../../src/stores/redis-seen-store';
@@ -65,19 +65,19 @@ describe('redis scripts: the codes both sides name', () => {
     return JSON.parse(String(await client().eval(`${prelude}\nreturn cjson.encode({ ${names} })`, 0)));
   }
 
-  it('gives the sliding-window script the reason codes of core/window-reasons', async () => {
+  it('gives the sliding-window script the reason codes of core/window/window-reasons', async () => {
     const codes = Object.fromEntries(Object.entries(WINDOW_REASONS).map(([reason, { code }]) => [reason, code]));
     assert.deepEqual(await preludeTables('dedupSlidingWindow', 'REASON = REASON'), { REASON: codes });
   });
 
-  it('tells the sliding-window script which reasons admit, as core/window-reasons does', async () => {
+  it('tells the sliding-window script which reasons admit, as core/window/window-reasons does', async () => {
     const prelude = scriptSource('dedupSlidingWindow').split('\n')[0] as string;
     const admitted = await client().eval(`${prelude}\nlocal out = {}\nfor code = 0, 255 do if ADMITS[code] then out[#out + 1] = code end end\nreturn out`, 0);
     const expected = Object.values(WINDOW_REASONS).filter(({ admit }) => admit).map(({ code }) => code);
     assert.deepEqual(admitted, expected.sort((x, y) => x - y));
   });
 
-  it('gives the seen-set script the codes of core/seen-codes', async () => {
+  it('gives the seen-set script the codes of core/sensor/seen-codes', async () => {
     assert.deepEqual(await preludeTables('dedupSeenSet', 'CLAIM = CLAIM, LEASE_EXPIRED = LEASE_EXPIRED, SETTLE = SETTLE'), {
       CLAIM: { ...CLAIM },
       LEASE_EXPIRED,

@@ -17,7 +17,7 @@ import { MemorySeenStore } from '../../src/stores/memory-seen-store';
 import { MemoryWindowStore } from '../../src/stores/memory-window-store';
 import { RedisSeenStore } from '../../src/stores/redis-seen-store';
 import { RedisWindowStore } from '../../src/stores/redis-window-store';
-import type { Ping } from '../../src/core/sliding-window';
+import type { Ping } from '../../src/core/window/sliding-window';
 import { claimNames, newToken, reading } from '../contract/seen-store.contract';
 import { north, ping } from '../contract/window-store.contract';
 import { claim, decide } from '../support/ask';

@@ -14,7 +14,7 @@
  * fed the same messages. It admits duplicates across the two runtimes, which
  * shows that this test can fail, and why the decision is one Lua script.
  */
-import type { Counts } from '../../src/core/burst';
+import type { Counts } from '../../src/core/sensor/burst';
 import assert from 'node:assert/strict';
 import { flushRedis, sharedRedis, useRedis } from '../support/global-hooks';
 import type { FlowNode } from '../support/node-red-helper';

@@ -8,7 +8,7 @@
  * second answer throws from inside the store's callback, which the Redis
  * stores raise again as an uncaught exception, so mocha fails the test.
  */
-import type { Ping } from '../../src/core/sliding-window';
+import type { Ping } from '../../src/core/window/sliding-window';
 import type { ClaimRequest, Replies, SeenStore, SettleRequest, WindowOutcome, WindowStore } from '../../src/stores/types';
 
 interface Pending<T> {

@@ -1,6 +1,6 @@
 /**
  * Reference distances for the geo tests, written independently of
- * src/core/geo.ts (different formulas, constants typed in again here), so a
+ * src/core/window/geo.ts (different formulas, constants typed in again here), so a
  * wrong radius, a degrees/radians slip or an approximation there shows up.
  */
 

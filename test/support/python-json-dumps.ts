@@ -1,10 +1,10 @@
 /**
  * Python's `json.dumps(value, sort_keys=True, separators=(",", ":"))` for any
- * JSON value, written from the pack's own parts (src/core/python-json): the
+ * JSON value, written from the pack's own parts (src/core/parse/python-json): the
  * oracle the idempotency key's ContentLayout is held to, itself held to
- * CPython's output in test/unit/core/python-json.spec.ts.
+ * CPython's output in test/unit/core/parse/python-json.spec.ts.
  */
-import { compareCodePoints, pythonFloatRepr, pythonJsonString } from '../../src/core/python-json';
+import { compareCodePoints, pythonFloatRepr, pythonJsonString } from '../../src/core/parse/python-json';
 
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 

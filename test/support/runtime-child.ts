@@ -4,7 +4,7 @@
  */
 import Redis from 'ioredis';
 import type { FromChild, Recorded, RuntimeResults, RuntimeSpec, ToChild } from './runtime-process';
-import { textOf } from '../../src/core/fields';
+import { textOf } from '../../src/core/parse/fields';
 
 interface HookEvent {
   msg: { _msgid?: string; [key: string]: unknown };

@@ -3,9 +3,9 @@
  * every decision, kept bounded, and what the sidebar reads back.
  */
 import assert from 'node:assert/strict';
-import { prepareReadings, settleReadings } from '../../../src/core/burst';
-import { CLAIM } from '../../../src/core/seen-codes';
-import type { Ping } from '../../../src/core/sliding-window';
+import { prepareReadings, settleReadings } from '../../../src/core/sensor/burst';
+import { CLAIM } from '../../../src/core/sensor/seen-codes';
+import type { Ping } from '../../../src/core/window/sliding-window';
 import { insightDetails, insightSummaries, keyGaps, trackNode, trackedNodes, windowSample, type InsightSubject } from '../../../src/node-red/insight';
 import type { WindowOutcome } from '../../../src/stores/types';
 import { AssetBoard } from '../../../src/insight/asset-board';

@@ -4,7 +4,7 @@
  * counts and times given by the test.
  */
 import assert from 'node:assert/strict';
-import { WINDOW_REASONS } from '../../../src/core/window-reasons';
+import { WINDOW_REASONS } from '../../../src/core/window/window-reasons';
 import { WINDOW_SLOTS } from '../../../src/metrics/node-counters';
 import { nodeStats, shareOf, type CountsIn } from '../../../src/insight/stats-report';
 

@@ -5,9 +5,9 @@
  * RangeError rather than inventing an entry.
  */
 import assert from 'node:assert/strict';
-import { RELEASED_DEADLINE, SEEN_DEADLINE } from '../../../src/core/seen-codes';
-import { baselineOf } from '../../../src/core/sliding-window';
-import type { SeenEntry } from '../../../src/core/seen-set';
+import { RELEASED_DEADLINE, SEEN_DEADLINE } from '../../../src/core/sensor/seen-codes';
+import { baselineOf } from '../../../src/core/window/sliding-window';
+import type { SeenEntry } from '../../../src/core/sensor/seen-set';
 import { RecordWriter, seenCodec, windowCodec, writeClear, type RestoreTarget, type StateCodec } from '../../../src/persist/codecs';
 import { SEEN_STATE, WINDOW_STATE } from '../../../src/persist/frames';
 import type { WindowEntry } from '../../../src/stores/memory-window-store';

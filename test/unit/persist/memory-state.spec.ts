@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'fs';
 import { tmpdir } from 'os';
 import { join } from 'path';
-import type { Ping } from '../../../src/core/sliding-window';
+import type { Ping } from '../../../src/core/window/sliding-window';
 import type { NodeAPI } from '../../../src/node-red/api';
 import {
   dropMemoryStore,

@@ -7,7 +7,6 @@
  */
 import assert from 'node:assert/strict';
 import { createServer, connect, type Server, type Socket } from 'net';
-import { nextToken } from '../../../src/redis/call-token';
 import { TickBatcher, TimeoutError, type BatcherOptions } from '../../../src/redis/tick-batcher';
 import { ManualClock } from '../../support/manual-clock';
 
@@ -571,17 +570,5 @@ describe('redis/tick-batcher TickBatcher', () => {
       assert.equal(heard.errors.length, 5);
       assert.deepEqual(values(calls), [['a', 'b']], 'nothing abandoned is sent afterwards');
     });
-  });
-});
-
-describe('redis/call-token nextToken', () => {
-  it('is unique per call, a whole number below 2^48 (exact in Lua and in the saved state)', () => {
-    const tokens = new Set<number>();
-    for (let i = 0; i < 10_000; i++) {
-      const token = nextToken();
-      assert.ok(Number.isSafeInteger(token) && token > 0 && token < 2 ** 48, String(token));
-      tokens.add(token);
-    }
-    assert.equal(tokens.size, 10_000);
   });
 });

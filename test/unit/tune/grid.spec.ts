@@ -5,10 +5,10 @@
  * sample, or the latest ping time of a file.
  */
 import assert from 'node:assert/strict';
-import { baselineOf, decideWindow, type Ping, type WindowBaseline } from '../../../src/core/sliding-window';
+import { baselineOf, decideWindow, type Ping, type WindowBaseline } from '../../../src/core/window/sliding-window';
 import { decideAll, runGrid } from '../../../src/tune/grid';
 import { parseList, ruleOf, withCurrent } from '../../../src/tune/grid-spec';
-import { PingColumnsBuilder, type PingColumns } from '../../../src/core/ping-columns';
+import { PingColumnsBuilder, type PingColumns } from '../../../src/core/window/ping-columns';
 
 const T0 = Date.parse('2026-07-16T09:00:00Z');
 /** About 1.1 m of latitude. */

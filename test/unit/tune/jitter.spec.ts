@@ -3,10 +3,10 @@
  * Movement; driving does not count as jitter.
  */
 import assert from 'node:assert/strict';
-import { distanceMetres } from '../../../src/core/geo';
-import type { Ping } from '../../../src/core/sliding-window';
+import { distanceMetres } from '../../../src/core/window/geo';
+import type { Ping } from '../../../src/core/window/sliding-window';
 import { niceStep, parkedJitter } from '../../../src/tune/jitter';
-import { PingColumnsBuilder, type PingColumns } from '../../../src/core/ping-columns';
+import { PingColumnsBuilder, type PingColumns } from '../../../src/core/window/ping-columns';
 
 const T0 = Date.parse('2026-07-16T09:00:00Z');
 const METRE = 1 / 111_195;

@@ -1,5 +1,5 @@
 /**
- * tune/ping-file: recorded pings read as the node reads a message (core/ping's
+ * tune/ping-file: recorded pings read as the node reads a message (core/window/ping's
  * readPing), bad rows counted with their line numbers and never thrown.
  */
 import assert from 'node:assert/strict';
@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'fs';
 import { tmpdir } from 'os';
 import { join } from 'path';
 import fc from 'fast-check';
-import { readPing } from '../../../src/core/ping';
+import { readPing } from '../../../src/core/window/ping';
 import { LineSplitter, MAX_LINE_BYTES, MAX_REPORTED_BAD_ROWS, PingFileError, readPingFile, readPingText, splitCsvLine } from '../../../src/tune/ping-file';
 
 const T0 = '2026-07-16T09:00:00Z';

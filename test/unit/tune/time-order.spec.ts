@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { PingColumnsBuilder } from '../../../src/core/ping-columns';
+import { PingColumnsBuilder } from '../../../src/core/window/ping-columns';
 import { inTimeOrder, timeOrder, toTimeOrder } from '../../../src/tune/time-order';
 
 describe('tune/time-order', function () {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { pythonFloatRepr, pythonJsonString } from '../../../src/core/python-json';
-import { pythonJsonDumps } from '../../support/python-json-dumps';
+import { pythonFloatRepr, pythonJsonString } from '../../../../src/core/parse/python-json';
+import { pythonJsonDumps } from '../../../support/python-json-dumps';
 
 /*
  * Every expected string below was printed once by CPython 3.11:
@@ -45,7 +45,7 @@ const FLOATS: [number, string][] = [
   [5e-324, '5e-324'],
 ];
 
-describe('core/python-json pythonFloatRepr', () => {
+describe('core/parse/python-json pythonFloatRepr', () => {
   it('writes floats as Python json.dumps does', () => {
     for (const [value, python] of FLOATS) assert.equal(pythonFloatRepr(value), python, `${value}`);
   });
@@ -62,7 +62,7 @@ describe('core/python-json pythonFloatRepr', () => {
   });
 });
 
-describe('core/python-json: the parts together, as json.dumps (the oracle in test/support)', () => {
+describe('core/parse/python-json: the parts together, as json.dumps (the oracle in test/support)', () => {
   it('sorts keys, drops spaces, escapes non-ASCII (ensure_ascii)', () => {
     const value = { 'é': 1.0, z: 'ü\n"\\\u0001\u007f😀', A: [true, null], b: { y: 2.5, x: -0.0 } };
     assert.equal(
@@ -101,7 +101,7 @@ describe('core/python-json: the parts together, as json.dumps (the oracle in tes
   });
 });
 
-describe('core/python-json pythonJsonString', () => {
+describe('core/parse/python-json pythonJsonString', () => {
   it('uses the short escapes Python uses and \\u00XX for the other control characters', () => {
     assert.equal(pythonJsonString('\b\f\n\r\t'), '"\\b\\f\\n\\r\\t"');
     assert.equal(pythonJsonString('\u0000\u001f'), '"\\u0000\\u001f"');

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { distanceMetres, EARTH_MEAN_RADIUS_METRES } from '../../../src/core/geo';
-import { destination, dms, greatCircleMetres, MEAN_RADIUS, wgs84GeodesicMetres } from '../../support/geodesy';
+import { distanceMetres, EARTH_MEAN_RADIUS_METRES } from '../../../../src/core/window/geo';
+import { destination, dms, greatCircleMetres, MEAN_RADIUS, wgs84GeodesicMetres } from '../../../support/geodesy';
 
 function assertRelative(actual: number, expected: number, tolerance: number, what: string): void {
   const error = Math.abs(actual - expected) / expected;
@@ -11,7 +11,7 @@ const LATITUDES = [-89, -75, -60, -45, -30, -10, 0, 10, 30, 45, 52.52, 60, 75, 8
 const BEARINGS = [0, 30, 45, 90, 135, 180, 225, 270, 315];
 const LENGTHS = [0.5, 1, 5, 25, 100, 1_000, 10_000, 50_000, 100_000];
 
-describe('core/geo distanceMetres', () => {
+describe('core/window/geo distanceMetres', () => {
   it('uses the IUGG mean radius', () => {
     assert.equal(EARTH_MEAN_RADIUS_METRES, MEAN_RADIUS);
   });

@@ -5,10 +5,10 @@
  * gives different bits.
  */
 import assert from 'node:assert/strict';
-import { eventFingerprint } from '../../../src/core/event-fingerprint';
-import { textOf } from '../../../src/core/fields';
+import { eventFingerprint } from '../../../../src/core/window/event-fingerprint';
+import { textOf } from '../../../../src/core/parse/fields';
 
-describe('core/event-fingerprint eventFingerprint', () => {
+describe('core/window/event-fingerprint eventFingerprint', () => {
   it('is a whole number of at most 48 bits, never 0 (0 means nothing is watched)', () => {
     for (const values of [[], [null], [undefined], [true], ['on', 3], [{ a: 1 }]]) {
       const fingerprint = eventFingerprint(values);

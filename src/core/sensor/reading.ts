@@ -5,9 +5,9 @@
  * readings arrive flat from a decoder or nested in a LoRaWAN network
  * server's uplink (`uplink_message.decoded_payload.fill_pct`).
  */
-import { readId, readNumber, readSequence, showValue } from './fields';
-import { parseInstant } from './instant';
-import { readPath, type PropertyPath } from './property-path';
+import { readId, readNumber, readSequence, showValue } from '../parse/fields';
+import { parseInstant } from '../parse/instant';
+import { readPath, type PropertyPath } from '../parse/property-path';
 
 export interface MeasureField {
   /** Its name in the hashed JSON: the path's last name unless the user gave one. */

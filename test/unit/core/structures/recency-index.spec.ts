@@ -4,7 +4,7 @@
  * dropped on clear().
  */
 import assert from 'node:assert/strict';
-import { grown, NONE, RecencyIndex } from '../../../src/core/recency-index';
+import { grown, NONE, RecencyIndex } from '../../../../src/core/structures/recency-index';
 
 /** The keys from oldest to newest, walking the chain. */
 function chain(index: RecencyIndex): string[] {
@@ -19,7 +19,7 @@ function indexWithCapacities(maxEntries: number): { index: RecencyIndex; capacit
   return { index, capacities };
 }
 
-describe('core/recency-index RecencyIndex', () => {
+describe('core/structures/recency-index RecencyIndex', () => {
   it('starts empty', () => {
     const { index } = indexWithCapacities(10);
     assert.equal(index.size, 0);
@@ -188,7 +188,7 @@ describe('core/recency-index RecencyIndex', () => {
   });
 });
 
-describe('core/recency-index grown', () => {
+describe('core/structures/recency-index grown', () => {
   it('copies what fits into a column of the new size and the same type', () => {
     const column = Float64Array.from([1.5, 2.5, 3.5]);
     const bigger = grown(column, 5);

@@ -1,6 +1,6 @@
 import { strict as assert } from 'assert';
-import { RuleColumns } from '../../../src/core/rule-columns';
-import type { WindowBaseline } from '../../../src/core/sliding-window';
+import { RuleColumns } from '../../../../src/core/window/rule-columns';
+import type { WindowBaseline } from '../../../../src/core/window/sliding-window';
 
 describe('RuleColumns', () => {
   const blank = (): WindowBaseline => ({ t: -1, lat: -1, lon: -1, heading: -1, accuracy: -1, events: -1 });

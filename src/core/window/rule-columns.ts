@@ -1,4 +1,4 @@
-import { grown } from './recency-index';
+import { grown } from '../structures/recency-index';
 import type { Ping, WindowBaseline } from './sliding-window';
 
 /**

@@ -4,8 +4,8 @@
  * fixed order, against the baseline as both stores keep it.
  */
 import assert from 'node:assert/strict';
-import { eventFingerprint } from '../../../src/core/event-fingerprint';
-import { distanceMetres } from '../../../src/core/geo';
+import { eventFingerprint } from '../../../../src/core/window/event-fingerprint';
+import { distanceMetres } from '../../../../src/core/window/geo';
 import {
   baselineOf,
   decideWindow,
@@ -17,9 +17,9 @@ import {
   type Ping,
   type WindowBaseline,
   type WindowRule,
-} from '../../../src/core/sliding-window';
-import { WINDOW_REASON_BY_CODE, WINDOW_REASONS, type WindowReason } from '../../../src/core/window-reasons';
-import { MemoryWindowStore } from '../../../src/stores/memory-window-store';
+} from '../../../../src/core/window/sliding-window';
+import { WINDOW_REASON_BY_CODE, WINDOW_REASONS, type WindowReason } from '../../../../src/core/window/window-reasons';
+import { MemoryWindowStore } from '../../../../src/stores/memory-window-store';
 
 const RULE: WindowRule = { minSeconds: 60, minMetres: 25 };
 /** The seed's verification constants. */
@@ -34,7 +34,7 @@ const ping = (seconds: number, more: Partial<Ping> = {}): Ping => ({ assetId: 'v
 /** The host's clock, when it does not matter: the pings' own time. */
 const NOW = BASE_MS + 3_600_000;
 
-describe('core/window-reasons', () => {
+describe('core/window/window-reasons', () => {
   it('lists the reasons in the order the rule checks them, each with its own one-byte code', () => {
     assert.deepEqual(Object.keys(WINDOW_REASONS), ['ahead', 'first', 'replayed', 'late', 'elapsed', 'event', 'moved', 'turned', 'window']);
     const codes = Object.values(WINDOW_REASONS).map((r) => r.code);
@@ -54,7 +54,7 @@ describe('core/window-reasons', () => {
   });
 });
 
-describe('core/sliding-window decideWindow', () => {
+describe('core/window/sliding-window decideWindow', () => {
   describe('time OR distance', () => {
     it('admits the first ping of an asset', () => {
       assert.deepEqual(decideWindow(undefined, ping(0), RULE, NOW), {
@@ -313,7 +313,7 @@ describe('core/sliding-window decideWindow', () => {
   });
 });
 
-describe('core/sliding-window baselineOf (the precision both stores keep)', () => {
+describe('core/window/sliding-window baselineOf (the precision both stores keep)', () => {
   it('keeps the time exactly and the position to 1e-7 degrees, rounded half up', () => {
     const b = baselineOf({ assetId: 'a', t: BASE_MS + 0.25, lat: 52.52000874999, lon: -13.40495475 });
     assert.equal(b.t, BASE_MS + 0.25);

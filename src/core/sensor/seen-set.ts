@@ -15,7 +15,7 @@
  * only a lease), a younger entry can expire before an older one.
  */
 import { CLAIM, LEASE_EXPIRED, RELEASED_DEADLINE, SEEN_DEADLINE, SETTLE } from './seen-codes';
-import { grown, NONE, RecencyIndex } from './recency-index';
+import { grown, NONE, RecencyIndex } from '../structures/recency-index';
 
 export interface SeenSetSettings {
   ttlMs: number;

@@ -3,11 +3,11 @@
  * without throwing, through own properties only.
  */
 import assert from 'node:assert/strict';
-import { lastName, locate, parsePath, readPath } from '../../../src/core/property-path';
+import { lastName, locate, parsePath, readPath } from '../../../../src/core/parse/property-path';
 
 const parts = (text: string): readonly (string | number)[] => parsePath(text).parts;
 
-describe('core/property-path', () => {
+describe('core/parse/property-path', () => {
   describe('parsePath', () => {
     it('reads names, nested names and array indexes', () => {
       assert.deepEqual(parts('fill_pct'), ['fill_pct']);

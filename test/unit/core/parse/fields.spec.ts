@@ -9,7 +9,7 @@ import {
   showValue,
   textOf,
   type FieldResult,
-} from '../../../src/core/fields';
+} from '../../../../src/core/parse/fields';
 
 function value<T>(result: FieldResult<T>): T {
   assert.ok(result.ok, result.ok ? '' : `unexpected problem: ${result.problem}`);
@@ -21,7 +21,7 @@ function problem<T>(result: FieldResult<T>): string {
   return result.ok ? '' : result.problem;
 }
 
-describe('core/fields', () => {
+describe('core/parse/fields', () => {
   it('readId takes strings and finite numbers, refuses the rest', () => {
     assert.equal(value(readId('veh-1')), 'veh-1');
     assert.equal(value(readId(42)), '42');

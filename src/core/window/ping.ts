@@ -1,6 +1,6 @@
 import { eventFingerprint } from './event-fingerprint';
-import { readId, readNumber, readNumberInRange, showValue, type FieldResult } from './fields';
-import { parseInstant } from './instant';
+import { readId, readNumber, readNumberInRange, showValue, type FieldResult } from '../parse/fields';
+import { parseInstant } from '../parse/instant';
 import type { Ping } from './sliding-window';
 
 /** The raw values a node found for one ping, before they are checked. */

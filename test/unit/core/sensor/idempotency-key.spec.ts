@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import { ContentLayout, contentHash, deviceOfKey, idempotencyKey, type KeyedContent } from '../../../src/core/idempotency-key';
-import { formatPythonIsoUtc, parseInstant } from '../../../src/core/instant';
-import { pythonJsonDumps } from '../../support/python-json-dumps';
+import { ContentLayout, contentHash, deviceOfKey, idempotencyKey, type KeyedContent } from '../../../../src/core/sensor/idempotency-key';
+import { formatPythonIsoUtc, parseInstant } from '../../../../src/core/parse/instant';
+import { pythonJsonDumps } from '../../../support/python-json-dumps';
 
 function at(value: unknown): number {
   const parsed = parseInstant(value);
@@ -13,7 +13,7 @@ function reading(deviceId: string, seq: number, ts: unknown, fill: number): Keye
   return { deviceId, seq, timeField: 'ts', epochMicros: at(ts), measures: { fill_pct: fill } };
 }
 
-describe('core/idempotency-key', () => {
+describe('core/sensor/idempotency-key', () => {
   it('reproduces the three vectors of DESIGN.md', () => {
     assert.equal(idempotencyKey(reading('bin-A17', 41, '2026-07-16T09:00:00Z', 62.5)), 'bin-A17:41:76c73ee2946cc70e');
     assert.equal(idempotencyKey(reading('bin-A17', 42, '2026-07-16T09:00:00Z', 71)), 'bin-A17:42:ed9b14ef6ee4c460');

@@ -10,7 +10,7 @@
  * their keys in; a property that is absent is written differently from one
  * that is null, so a property that appears or disappears is a change.
  */
-import { sha256Hex } from './idempotency-key';
+import { sha256Hex } from '../sensor/idempotency-key';
 
 export function eventFingerprint(values: readonly unknown[]): number {
   // canonical leaves the set as it found it, so the values can share one.

@@ -4,9 +4,9 @@
  * suppressed readings, and the audit counts, whose sum always adds up.
  */
 import assert from 'node:assert/strict';
-import { auditReason, auditValue, countsOf, prepareReadings, settleReadings, undecidedCounts, type Counts, type KeyResult, type Prepared } from '../../../src/core/burst';
-import { CLAIM, LEASE_EXPIRED } from '../../../src/core/seen-codes';
-import { BoundedSeenSet } from '../../../src/core/seen-set';
+import { auditReason, auditValue, countsOf, prepareReadings, settleReadings, undecidedCounts, type Counts, type KeyResult, type Prepared } from '../../../../src/core/sensor/burst';
+import { CLAIM, LEASE_EXPIRED } from '../../../../src/core/sensor/seen-codes';
+import { BoundedSeenSet } from '../../../../src/core/sensor/seen-set';
 
 /** Readings are `{ k: <key> }`; anything else is rejected, as a bad reading is. */
 function keyOf(raw: unknown): KeyResult {
@@ -24,7 +24,7 @@ function assertAddsUp(counts: Counts): void {
   assert.ok(counts.lease_expired <= counts.unique);
 }
 
-describe('core/burst', () => {
+describe('core/sensor/burst', () => {
   describe('prepareReadings', () => {
     it('claims each key once, in order, and points every reading at its claim', () => {
       const prepared = prepareReadings([r('d1:1'), r('d1:2'), r('d2:1')], true, keyOf);

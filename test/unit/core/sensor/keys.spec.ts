@@ -3,10 +3,10 @@
  * from the reading's fields (grouped by device), or a value the flow chose.
  */
 import assert from 'node:assert/strict';
-import { propertyKey, readingKeyer } from '../../../src/core/keys';
-import { parsePath } from '../../../src/core/property-path';
-import type { ReadingFields } from '../../../src/core/reading';
-import { textOf } from '../../../src/core/fields';
+import { propertyKey, readingKeyer } from '../../../../src/core/sensor/keys';
+import { parsePath } from '../../../../src/core/parse/property-path';
+import type { ReadingFields } from '../../../../src/core/sensor/reading';
+import { textOf } from '../../../../src/core/parse/fields';
 
 const readingKey = (raw: unknown, fields: ReadingFields) => readingKeyer(fields)(raw);
 
@@ -27,7 +27,7 @@ const NESTED: ReadingFields = {
 
 const SEED = { device_id: 'bin-A17', seq: 41, ts: '2026-07-16T09:00:00Z', fill_pct: 62.5 };
 
-describe('core/keys', () => {
+describe('core/sensor/keys', () => {
   describe('readingKeyer (key mode "reading")', () => {
     it('gives the v1 key of DESIGN.md, grouped by device', () => {
       assert.deepEqual(readingKey(SEED, FLAT), { ok: true, key: 'bin-A17:41:76c73ee2946cc70e', group: 'bin-A17' });

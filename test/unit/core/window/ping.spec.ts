@@ -3,8 +3,8 @@
  * a rejection naming the field, its value and what is wrong with it.
  */
 import assert from 'node:assert/strict';
-import { eventFingerprint } from '../../../src/core/event-fingerprint';
-import { readPing, type RawPing } from '../../../src/core/ping';
+import { eventFingerprint } from '../../../../src/core/window/event-fingerprint';
+import { readPing, type RawPing } from '../../../../src/core/window/ping';
 
 const base: RawPing = { assetId: 'veh-1', time: 1_780_000_000, lat: 52.52, lon: 13.4 };
 
@@ -14,7 +14,7 @@ function rejectedField(raw: RawPing): string {
   return read.ok ? '' : read.field;
 }
 
-describe('core/ping readPing', () => {
+describe('core/window/ping readPing', () => {
   it('accepts latitudes in [-90, 90] and longitudes in [-180, 180] only', () => {
     for (const lat of [-90, -0, 0, 45.5, 90]) assert.equal(readPing({ ...base, lat }).ok, true, String(lat));
     for (const lat of [-90.0001, 90.0001, NaN, Infinity, -Infinity]) assert.equal(rejectedField({ ...base, lat }), 'lat');

@@ -1,4 +1,4 @@
-import { grown } from './recency-index';
+import { grown } from '../structures/recency-index';
 import { readRuleFields, RuleColumns, type RuleFieldColumns } from './rule-columns';
 import type { Ping } from './sliding-window';
 

@@ -10,7 +10,7 @@
  * unique admitted because an earlier claim's lease had run out, or because
  * the message itself is being retried.
  */
-import type { PropertyPath } from './property-path';
+import type { PropertyPath } from '../parse/property-path';
 import { CLAIM, claimOutcome, isAdmitted, LEASE_EXPIRED } from './seen-codes';
 
 /** One idempotency key to claim. */

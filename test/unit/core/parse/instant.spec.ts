@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { EPOCH_SECONDS_LIMIT, formatPythonIsoUtc, parseInstant, type InstantResult } from '../../../src/core/instant';
+import { EPOCH_SECONDS_LIMIT, formatPythonIsoUtc, parseInstant, type InstantResult } from '../../../../src/core/parse/instant';
 
 /** 2026-07-16T09:00:00Z (from Python: datetime(2026,7,16,9,tzinfo=utc).timestamp()). */
 const T0_SECONDS = 1_784_192_400;
@@ -17,7 +17,7 @@ function rejects(value: unknown): string {
   return result.ok ? '' : result.problem;
 }
 
-describe('core/instant parseInstant', () => {
+describe('core/parse/instant parseInstant', () => {
   describe('epoch numbers', () => {
     it('reads seconds below EPOCH_SECONDS_LIMIT and milliseconds from it on', () => {
       assert.equal(EPOCH_SECONDS_LIMIT, 1e11);
@@ -201,7 +201,7 @@ describe('core/instant parseInstant', () => {
   });
 });
 
-describe('core/instant formatPythonIsoUtc', () => {
+describe('core/parse/instant formatPythonIsoUtc', () => {
   // Each expected string is Python's
   // (datetime(1970,1,1,tzinfo=timezone.utc) + timedelta(microseconds=n)).isoformat()
   const PYTHON: [number, string][] = [

@@ -4,8 +4,8 @@
  * the bounds (TTL, cap) that keep it from growing without end.
  */
 import assert from 'node:assert/strict';
-import { CLAIM, claimOutcome, isAdmitted, LEASE_EXPIRED, RELEASED_DEADLINE, SEEN_DEADLINE, SETTLE } from '../../../src/core/seen-codes';
-import { BoundedSeenSet, type SeenEntry, type SeenSetSettings } from '../../../src/core/seen-set';
+import { CLAIM, claimOutcome, isAdmitted, LEASE_EXPIRED, RELEASED_DEADLINE, SEEN_DEADLINE, SETTLE } from '../../../../src/core/sensor/seen-codes';
+import { BoundedSeenSet, type SeenEntry, type SeenSetSettings } from '../../../../src/core/sensor/seen-set';
 
 const HOUR = 3_600_000;
 const LEASE = 30_000;
@@ -15,7 +15,7 @@ function seenSet(settings: Partial<SeenSetSettings> = {}): BoundedSeenSet {
   return new BoundedSeenSet({ ttlMs: HOUR, maxKeys: 100, leaseMs: LEASE, ...settings });
 }
 
-describe('core/seen-codes', () => {
+describe('core/sensor/seen-codes', () => {
   it('keeps the flag apart from the outcome, and admits only admitted and replayed', () => {
     assert.equal(claimOutcome(CLAIM.admitted | LEASE_EXPIRED), CLAIM.admitted);
     for (const code of Object.values(CLAIM)) assert.ok(code < LEASE_EXPIRED, 'every outcome fits below the flag');
@@ -30,7 +30,7 @@ describe('core/seen-codes', () => {
   });
 });
 
-describe('core/seen-set BoundedSeenSet', () => {
+describe('core/sensor/seen-set BoundedSeenSet', () => {
   describe('claims (no confirm mode)', () => {
     it('admits a key once: first write wins, another message’s claim is a duplicate', () => {
       const seen = seenSet();

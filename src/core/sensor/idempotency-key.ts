@@ -9,8 +9,8 @@
  * second): binding the content is what makes the key identify one reading.
  */
 import * as crypto from 'crypto';
-import { formatPythonIsoUtc } from './instant';
-import { compareCodePoints, pythonFloatRepr, pythonJsonString } from './python-json';
+import { formatPythonIsoUtc } from '../parse/instant';
+import { compareCodePoints, pythonFloatRepr, pythonJsonString } from '../parse/python-json';
 
 export interface KeyedContent {
   deviceId: string;

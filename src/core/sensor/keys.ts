@@ -1,5 +1,5 @@
 import type { KeyResult } from './burst';
-import { readId, showValue } from './fields';
+import { readId, showValue } from '../parse/fields';
 import { ContentLayout, keyText } from './idempotency-key';
 import { readReading, TS_NAME, type ReadingFields } from './reading';
 
