@@ -1,5 +1,6 @@
 import { toError } from '../core/parse/errors';
 import { observeRedisCall } from '../metrics/redis-calls';
+import { effectiveLinger, Linger } from './linger';
 
 /**
  * Gathers the requests that arrive in one turn of the event loop and sends
@@ -44,6 +45,13 @@ import { observeRedisCall } from '../metrics/redis-calls';
  * error goes to onCallbackError (a node reports it through itself), and
  * is not raised again. Raised as an uncaught exception, as it once was, a
  * message Node-RED could not copy in a send stopped Node-RED.
+ *
+ * The linger (lingerMs, redis/linger): at a quiet rate, the calls of a turn
+ * may wait a few milliseconds for the next turns' requests, so that Redis
+ * pays a call's fixed cost once for several turns. Every group's calls
+ * wait and go out together; what waits is sent when the linger ends, when
+ * enough requests have gathered, or at once on drain() (the node closes).
+ * A waiting call is still open: the requests of later turns join it.
  */
 export class TimeoutError extends Error {
   constructor(ms: number, cause?: string) {
@@ -88,6 +96,11 @@ export interface BatcherOptions<Item, Result> {
   onCallbackError?: (error: unknown, context: unknown) => void;
   /** The give-up clock's time and timers; the system's unless a test hands in its own. */
   clock?: BatcherClock;
+  /**
+   * At most this many milliseconds a quiet turn's calls wait for more
+   * requests (redis/linger); 0 or absent: none. Bounded by half of timeoutMs.
+   */
+  lingerMs?: number;
 }
 
 /** What the give-up clock reads and sets. */
@@ -119,6 +132,10 @@ class Call<Item> {
   sentAt = 0;
   /** Its clock was started again once, after a long turn here (never twice: a busy process must not keep a call waiting forever). */
   restarted = false;
+  /** When its first request came, while a linger is on. */
+  openedAt = 0;
+  /** When its requests began to wait in the linger, if they did. */
+  lingeredFrom: number | undefined;
 }
 
 /** One group's calls: this turn's, those waiting to be sent, those out at Redis, and its give-up clock. */
@@ -138,6 +155,8 @@ class Group<Item> {
   headTimer: unknown;
   /** When Redis last answered a call of this group. */
   lastAnswer = 0;
+  /** Its open call waits in the linger. */
+  lingers = false;
 }
 
 export class TickBatcher<Item, Result> {
@@ -149,11 +168,13 @@ export class TickBatcher<Item, Result> {
   private readonly flushNow = (): void => this.flush();
   private readonly onCallbackError: (error: unknown, context: unknown) => void;
   private readonly clock: BatcherClock;
+  private readonly lingering: Lingering<Item>;
 
   constructor(private readonly options: BatcherOptions<Item, Result>) {
     this.maxInFlight = options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT;
     this.onCallbackError = options.onCallbackError ?? warnOfCallback;
     this.clock = options.clock ?? SYSTEM_CLOCK;
+    this.lingering = new Lingering(new Linger(effectiveLinger(options.lingerMs ?? 0, options.timeoutMs)));
   }
 
   /** Calls waiting or out at Redis; for tests and the close of a node. */
@@ -169,6 +190,7 @@ export class TickBatcher<Item, Result> {
    */
   submit<C>(item: Item, onResult: OnResult<Result, C>, onError: OnError<C>, context: C): void {
     const id = this.options.groupOf(item);
+    this.lingering.arrived++;
     let group = this.groups.get(id);
     if (group === undefined) {
       group = new Group<Item>();
@@ -188,6 +210,7 @@ export class TickBatcher<Item, Result> {
         return;
       }
       call = new Call<Item>(group);
+      if (this.lingering.on) call.openedAt = this.clock.now();
       group.open = call;
       this.list(group);
     }
@@ -213,6 +236,7 @@ export class TickBatcher<Item, Result> {
    * node is closing); an answer that arrives later is ignored.
    */
   abandon(error: unknown): void {
+    for (const group of this.lingering.take(this.clock)) group.lingers = false;
     for (const group of this.groups.values()) {
       this.failGroup(group, error, true);
       group.listed = false;
@@ -237,16 +261,47 @@ export class TickBatcher<Item, Result> {
     }
   }
 
+  /**
+   * Sends every call that waits in the linger, and this turn's, now, and
+   * lingers no more: the node is closing, and what it has asked must not
+   * wait for requests that will not come.
+   */
+  drain(): void {
+    this.lingering.end();
+    this.release(this.lingering.take(this.clock));
+    const groups = this.openGroups;
+    this.openGroups = [];
+    for (const group of groups) group.listed = false;
+    this.release(groups);
+  }
+
   private flush(): void {
     this.scheduled = false;
     const groups = this.openGroups;
     this.openGroups = [];
+    for (const group of groups) group.listed = false;
+    if (this.lingering.holds(groups, this.clock, this.releaseLingering)) {
+      // The open calls wait, still taking requests; calls already closed,
+      // older than them, go out as they would.
+      for (const group of groups) this.pump(group);
+      return;
+    }
+    this.release(this.lingering.take(this.clock));
+    this.release(groups);
+  }
+
+  private readonly releaseLingering = (): void => this.release(this.lingering.take(this.clock));
+
+  /** Closes the groups' open calls and sends what their places in flight allow, in order. */
+  private release(groups: readonly Group<Item>[]): void {
     for (const group of groups) {
-      group.listed = false;
-      if (group.open !== undefined) {
-        group.ready.push(group.open);
+      const open = group.open;
+      if (open !== undefined) {
+        if (group.lingers) open.lingeredFrom = open.openedAt;
+        group.ready.push(open);
         group.open = undefined;
       }
+      group.lingers = false;
       this.pump(group);
     }
   }
@@ -267,7 +322,8 @@ export class TickBatcher<Item, Result> {
     const group = call.group;
     group.inFlight++;
     group.sent.add(call);
-    call.sentAt = this.clock.now();
+    // A call that waited in the linger is timed from when it began to wait.
+    call.sentAt = Math.min(this.clock.now(), call.lingeredFrom ?? Infinity);
     this.startClock(group);
     let sent: Promise<Result[]>;
     const started = performance.now();
@@ -413,4 +469,64 @@ export class TickBatcher<Item, Result> {
 /** Where a throwing callback goes when nobody asked to be told: a warning, not a crash. */
 function warnOfCallback(error: unknown): void {
   process.emitWarning(error instanceof Error ? error : new Error(String(error)), 'TickBatcherCallbackError');
+}
+
+
+/**
+ * The batcher's side of the linger: the groups whose open calls wait, the
+ * one timer that ends the wait, and the requests that came since the last
+ * turn's end (a turn that brought only answers decides nothing).
+ */
+class Lingering<Item> {
+  private waiting: Group<Item>[] = [];
+  private timer: unknown;
+  private ended = false;
+  arrived = 0;
+
+  constructor(private readonly linger: Linger) {}
+
+  get on(): boolean {
+    return this.linger.on && !this.ended;
+  }
+
+  /** No more waiting (the node is closing). */
+  end(): void {
+    this.ended = true;
+  }
+
+  /**
+   * At the end of a turn: whether the open calls of `groups`, and those
+   * already waiting, wait for more; if so they are kept, and the timer set.
+   */
+  holds(groups: readonly Group<Item>[], clock: BatcherClock, onDeadline: () => void): boolean {
+    const arrived = this.arrived;
+    this.arrived = 0;
+    if (!this.on) return false;
+    if (arrived === 0) return this.waiting.length > 0;
+    let unsent = 0;
+    for (const group of this.waiting) unsent += group.open?.items.length ?? 0;
+    for (const group of groups) if (!group.lingers) unsent += group.open?.items.length ?? 0;
+    if (!this.linger.holds(unsent, clock.now())) return false;
+    for (const group of groups) {
+      if (group.open === undefined || group.lingers) continue;
+      group.lingers = true;
+      this.waiting.push(group);
+    }
+    if (this.timer === undefined) this.timer = clock.setTimer(onDeadline, Math.max(0, this.linger.deadline - clock.now()));
+    return true;
+  }
+
+  /** The groups that waited, to be sent now: the wait is over. */
+  take(clock: BatcherClock): Group<Item>[] {
+    this.stop(clock);
+    const waiting = this.waiting;
+    this.waiting = [];
+    return waiting;
+  }
+
+  stop(clock: BatcherClock): void {
+    if (this.timer !== undefined) clock.clearTimer(this.timer);
+    this.timer = undefined;
+    this.linger.sent();
+  }
 }

@@ -7,6 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { createServer, connect, type Server, type Socket } from 'net';
+import { LINGER_ENOUGH } from '../../../src/redis/linger';
 import { TickBatcher, TimeoutError, type BatcherOptions } from '../../../src/redis/tick-batcher';
 import { ManualClock } from '../../support/manual-clock';
 
@@ -537,6 +538,164 @@ describe('redis/tick-batcher TickBatcher', () => {
       assert.deepEqual(seen.uncaught, []);
       assert.deepEqual(seen.warnings.map((w) => w.message), ['a flow bug', 'a flow bug', 'the report failed']);
       assert.deepEqual(heard.results.map((r) => r.context), ['b']);
+    });
+  });
+
+  describe('the linger (lingerMs)', () => {
+    /** Submits one request per value in this turn, then lets the turn end. */
+    async function turnOf(batcher: TickBatcher<Item, string>, heard: ReturnType<typeof listener>, items: readonly Item[]): Promise<void> {
+      for (const item of items) batcher.submit(item, heard.onResult, heard.onError, item.value);
+      await turn();
+    }
+    const inGroup = (group: number, ...names: string[]): Item[] => names.map((value) => ({ group, value }));
+
+    it('sends a quiet turn at once: requests further apart than the linger are never held', async () => {
+      const clock = new ManualClock();
+      const { batcher, calls } = fakeBatcher({ clock, lingerMs: 5 });
+      const heard = listener();
+      await turnOf(batcher, heard, inGroup(0, 'a'));
+      assert.deepEqual(values(calls), [['a']], 'the first turn after a quiet spell goes out at its end');
+      clock.advance(6);
+      await turnOf(batcher, heard, inGroup(0, 'b'));
+      assert.deepEqual(values(calls), [['a'], ['b']], 'so does a turn more than the linger after the one before');
+      assert.equal(clock.waiting, 0, 'no linger timer was set');
+    });
+
+    it('holds the calls of turns closer together than the linger, and sends them as one call when it ends', async () => {
+      const clock = new ManualClock();
+      const { batcher, calls } = fakeBatcher({ clock, lingerMs: 5 });
+      const heard = listener();
+      await turnOf(batcher, heard, inGroup(0, 'a'));
+      clock.advance(1);
+      await turnOf(batcher, heard, inGroup(0, 'b', 'c'));
+      assert.deepEqual(values(calls), [['a']], 'the second turn, 1 ms after the first, waits');
+      assert.equal(batcher.pending, 1, 'its call is still open');
+      clock.advance(1);
+      await turnOf(batcher, heard, inGroup(0, 'd'));
+      clock.advance(3.9);
+      await turn();
+      assert.deepEqual(values(calls), [['a']], 'not before the linger ends');
+      clock.advance(0.1);
+      assert.deepEqual(values(calls), [['a'], ['b', 'c', 'd']], 'one call, 5 ms after the oldest of it began to wait, in arrival order');
+      await until(() => heard.results.length === 4);
+      assert.deepEqual(heard.results.map((r) => r.context), ['a', 'b', 'c', 'd']);
+    });
+
+    it('does not hold a turn that brings enough requests, nor what waits once enough have gathered', async () => {
+      const clock = new ManualClock();
+      const { batcher, calls } = fakeBatcher({ clock, lingerMs: 5 });
+      const heard = listener();
+      const many = (prefix: string, n: number): Item[] => Array.from({ length: n }, (_, i) => ({ group: 0, value: `${prefix}${i}` }));
+      await turnOf(batcher, heard, inGroup(0, 'a'));
+      clock.advance(1);
+      await turnOf(batcher, heard, many('busy', LINGER_ENOUGH));
+      assert.equal(calls.length, 2, `a turn of ${LINGER_ENOUGH} goes out at its end`);
+      clock.advance(1);
+      await turnOf(batcher, heard, many('x', LINGER_ENOUGH - 2));
+      assert.equal(calls.length, 2, 'fewer wait');
+      clock.advance(1);
+      await turnOf(batcher, heard, many('y', 2));
+      assert.equal(calls.length, 3, 'and go out, with the next turn\'s, as soon as they are enough');
+      assert.equal(calls[2]?.length, LINGER_ENOUGH);
+      assert.equal(clock.waiting, 0, 'the linger timer is gone with them');
+    });
+
+    it('holds every group and sends them together when the linger ends', async () => {
+      const clock = new ManualClock();
+      const { batcher, calls } = fakeBatcher({ clock, lingerMs: 4, maxInFlight: 1 });
+      const heard = listener();
+      await turnOf(batcher, heard, inGroup(1, 'first'));
+      clock.advance(1);
+      await turnOf(batcher, heard, [...inGroup(1, '1a'), ...inGroup(2, '2a')]);
+      clock.advance(2);
+      await turnOf(batcher, heard, [...inGroup(3, '3a'), ...inGroup(2, '2b')]);
+      assert.deepEqual(values(calls), [['first']]);
+      clock.advance(2);
+      assert.deepEqual(values(calls), [['first'], ['1a'], ['2a', '2b'], ['3a']], 'all at once, one call per group, the groups in the order they began to wait');
+      await until(() => heard.results.length === 5);
+    });
+
+    it('sends at once what waits when drain() is called (the node closes), and holds nothing after', async () => {
+      const clock = new ManualClock();
+      const { batcher, calls } = fakeBatcher({ clock, lingerMs: 5 });
+      const heard = listener();
+      await turnOf(batcher, heard, inGroup(0, 'a'));
+      clock.advance(1);
+      await turnOf(batcher, heard, inGroup(0, 'b'));
+      batcher.submit({ group: 0, value: 'c' }, heard.onResult, heard.onError, 'c');
+      assert.deepEqual(values(calls), [['a']]);
+      batcher.drain();
+      assert.deepEqual(values(calls), [['a'], ['b', 'c']], 'the waiting call and this turn\'s requests go out now, with no time passing');
+      await turn();
+      assert.equal(clock.waiting, 0, 'no linger timer is left (nor a give-up clock: the call was answered)');
+      await turnOf(batcher, heard, inGroup(0, 'd'));
+      assert.deepEqual(values(calls), [['a'], ['b', 'c'], ['d']], 'a request after the drain is sent at the end of its turn');
+      await until(() => heard.results.length === 4);
+    });
+
+    it('times a call that waited from when its first request began to wait: a message never waits past the timeout', async () => {
+      const clock = new ManualClock();
+      // Two groups, so that each has a clock of its own (a group's calls fail together).
+      const { batcher, calls } = fakeBatcher({ clock, hold: true, lingerMs: 400, timeoutMs: 1000 });
+      const heard = listener();
+      await turnOf(batcher, heard, inGroup(0, 'a'));
+      clock.advance(1);
+      await turnOf(batcher, heard, inGroup(1, 'b'));
+      clock.advance(400);
+      assert.deepEqual(values(calls), [['a'], ['b']], 'b waited 400 ms');
+      clock.advance(599);
+      await turn();
+      await turn();
+      assert.deepEqual(heard.errors.map((e) => e.context), ['a'], 'a is failed 1,000 ms after it was sent');
+      clock.advance(1);
+      await until(() => heard.errors.length === 2);
+      assert.deepEqual(heard.errors.map((e) => e.context), ['a', 'b'], 'b 1,000 ms after it began to wait, not 1,000 ms after it was sent');
+      assert.ok(heard.errors.every((e) => e.error instanceof TimeoutError));
+    });
+
+    it('waits at most half the timeout, whatever linger is asked for', async () => {
+      const clock = new ManualClock();
+      const { batcher, calls } = fakeBatcher({ clock, lingerMs: 5000, timeoutMs: 1000 });
+      const heard = listener();
+      await turnOf(batcher, heard, inGroup(0, 'a'));
+      clock.advance(1);
+      await turnOf(batcher, heard, inGroup(0, 'b'));
+      clock.advance(499);
+      assert.equal(calls.length, 1);
+      clock.advance(1);
+      assert.deepEqual(values(calls), [['a'], ['b']]);
+    });
+
+    it('answers what waits with the error on abandon(), and leaves no timer', async () => {
+      const clock = new ManualClock();
+      const { batcher, calls } = fakeBatcher({ clock, lingerMs: 5 });
+      const heard = listener();
+      await turnOf(batcher, heard, inGroup(0, 'a'));
+      clock.advance(1);
+      await turnOf(batcher, heard, [...inGroup(0, 'b'), ...inGroup(1, 'c')]);
+      const closing = new Error('closing');
+      batcher.abandon(closing);
+      assert.deepEqual(heard.errors.map((e) => e.context).sort(), ['b', 'c']);
+      assert.equal(clock.waiting, 0);
+      clock.advance(10);
+      assert.deepEqual(values(calls), [['a']], 'nothing abandoned is sent');
+    });
+
+    it('sends a call that fills up while it waits at once, in order before what comes after it', async () => {
+      const clock = new ManualClock();
+      const { batcher, calls } = fakeBatcher({ clock, lingerMs: 5, maxBatch: 3 });
+      const heard = listener();
+      await turnOf(batcher, heard, inGroup(0, 'a'));
+      clock.advance(1);
+      await turnOf(batcher, heard, inGroup(0, 'b', 'c'));
+      batcher.submit({ group: 0, value: 'd' }, heard.onResult, heard.onError, 'd');
+      assert.deepEqual(values(calls), [['a'], ['b', 'c', 'd']], 'full: out before the turn ends');
+      batcher.submit({ group: 0, value: 'e' }, heard.onResult, heard.onError, 'e');
+      await turn();
+      clock.advance(5);
+      assert.deepEqual(values(calls), [['a'], ['b', 'c', 'd'], ['e']]);
+      await until(() => heard.results.length === 5);
+      assert.deepEqual(heard.results.map((r) => r.context), ['a', 'b', 'c', 'd', 'e']);
     });
   });
 
