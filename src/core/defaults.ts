@@ -89,4 +89,6 @@ export const REDIS_DEFAULTS = {
   clusterNodes: '',
   keyPrefix: 'dedup:',
   timeoutMs: 2000,
+  /** The tick batcher's linger at quiet rates (redis/linger); 0: none. */
+  lingerMs: 2,
 } as const;

@@ -6,7 +6,7 @@
 import type { RedisConnectionSettings, RedisMode } from '../redis/connection-options';
 import type { SharedConnection } from '../redis/shared-connection';
 import type { NodeDef } from './api';
-import { oneOf, positiveInteger } from './config-values';
+import { nonNegativeNumber, oneOf, positiveInteger } from './config-values';
 import { REDIS_DEFAULTS } from '../core/defaults';
 
 export interface RedisConfigNode {
@@ -33,6 +33,7 @@ export interface DedupRedisDef extends NodeDef {
   masterName?: string;
   clusterNodes?: string;
   timeoutMs?: string | number;
+  lingerMs?: string | number;
 }
 
 export interface DedupRedisCredentials {
@@ -72,5 +73,15 @@ export function settingsFromDef(def: DedupRedisDef, credentials: DedupRedisCrede
     clusterNodes: def.clusterNodes ?? '',
     keyPrefix: def.keyPrefix ?? REDIS_DEFAULTS.keyPrefix,
     timeoutMs: positiveInteger(def.timeoutMs, 'timeoutMs', REDIS_DEFAULTS.timeoutMs),
+    lingerMs: lingerOf(def.lingerMs),
   };
+}
+
+/** The linger is a few milliseconds; more would be a delay no dedup needs (the batcher also keeps it under half the timeout). */
+const MAX_LINGER_MS = 100;
+
+function lingerOf(value: unknown): number {
+  const ms = nonNegativeNumber(value, 'lingerMs', REDIS_DEFAULTS.lingerMs);
+  if (!Number.isInteger(ms) || ms > MAX_LINGER_MS) throw new Error(`lingerMs must be a whole number of milliseconds from 0 to ${MAX_LINGER_MS}, not ${JSON.stringify(value)}`);
+  return ms;
 }

@@ -58,16 +58,18 @@ export interface MemoryBuild<S extends MemoryStoreShape<E>, E> {
  * `memory`) or Redis (made by `redis` on the selected connection). S is
  * what the node uses; each store kind is one of it.
  */
-export function bindStore<S, M extends S & MemoryStoreShape<E>, E, R extends S & { abandon(error: Error): void }>(
+export function bindStore<S, M extends S & MemoryStoreShape<E>, E, R extends S & { abandon(error: Error): void; drain?(): void }>(
   RED: NodeAPI,
   node: { id: string; type: string; warn(text: string): void },
-  life: { board: StatusBoard; t: (key: string, subs?: Record<string, string | number>) => string },
+  life: { board: StatusBoard; t: (key: string, subs?: Record<string, string | number>) => string; onClose?(closer: (removed: boolean) => void): void },
   config: { store: StoreKind; redis: string | undefined; persistSeconds: number },
   build: { memory: Omit<MemoryBuild<M, E>, 'persistSeconds'>; redis: (client: RedisClient, options: RedisStoreOptions) => R },
 ): BoundStore<S> {
-  return config.store === 'memory'
-    ? bindMemoryStore(RED, node, { ...build.memory, persistSeconds: config.persistSeconds }, life.board)
-    : bindRedisStore(RED, node, config.redis, life.board, life.t, build.redis);
+  if (config.store === 'memory') return bindMemoryStore(RED, node, { ...build.memory, persistSeconds: config.persistSeconds }, life.board);
+  const bound = bindRedisStore(RED, node, config.redis, life.board, life.t, build.redis);
+  // What waits in the batcher's linger goes out as soon as the node starts closing, before its requests drain.
+  life.onClose?.(() => bound.store.drain?.());
+  return bound;
 }
 
 /**
@@ -136,6 +138,7 @@ export function bindRedisStore<S extends { abandon(error: Error): void }>(
     keyPrefix: connection.keyPrefix,
     cluster: connection.isCluster,
     timeoutMs: connection.settings.timeoutMs,
+    ...(connection.settings.lingerMs ? { lingerMs: connection.settings.lingerMs } : {}),
     cause: () => connection.cause(),
     refused: () => connection.refusal(),
     classify: (error) => connection.scriptingError(error),

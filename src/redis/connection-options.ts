@@ -27,6 +27,8 @@ export interface RedisConnectionSettings {
   keyPrefix: string;
   /** Longest a decision may wait on Redis before the node's failure policy applies. */
   timeoutMs: number;
+  /** How long, at most, a quiet turn's script calls wait to gather the next turns' (redis/linger); 0 or absent: not at all. */
+  lingerMs?: number;
 }
 
 export interface HostPort {

@@ -70,6 +70,7 @@ export class RedisSeenStore implements SeenStore {
       ...(options.refused ? { refused: options.refused } : {}),
       ...(options.classify ? { classify: options.classify } : {}),
       ...(options.onCallbackError ? { onCallbackError: options.onCallbackError } : {}),
+      ...(options.lingerMs ? { lingerMs: options.lingerMs } : {}),
     });
   }
 
@@ -102,6 +103,11 @@ export class RedisSeenStore implements SeenStore {
   /** Answers every request still waiting with the error (the node is closing). */
   abandon(error: Error): void {
     this.batcher.abandon(error);
+  }
+
+  /** Sends what waits in the batcher's linger now, and lingers no more (the node is closing). */
+  drain(): void {
+    this.batcher.drain();
   }
 
   private submit<C>(op: number, request: ClaimRequest, replies: Replies<number[], C>, context: C): void {

@@ -69,6 +69,7 @@ export class RedisWindowStore implements WindowStore {
       ...(options.refused ? { refused: options.refused } : {}),
       ...(options.classify ? { classify: options.classify } : {}),
       ...(options.onCallbackError ? { onCallbackError: options.onCallbackError } : {}),
+      ...(options.lingerMs ? { lingerMs: options.lingerMs } : {}),
     });
   }
 
@@ -91,6 +92,11 @@ export class RedisWindowStore implements WindowStore {
   /** Answers every request still waiting with the error (the node is closing). */
   abandon(error: Error): void {
     this.batcher.abandon(error);
+  }
+
+  /** Sends what waits in the batcher's linger now, and lingers no more (the node is closing). */
+  drain(): void {
+    this.batcher.drain();
   }
 
   /**

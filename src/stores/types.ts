@@ -84,6 +84,8 @@ export interface RedisStoreOptions {
   timeoutMs: number;
   /** Pings or keys per script call; bounds how long one call holds the server. */
   maxBatch?: number;
+  /** At most this many milliseconds a quiet turn's calls wait for more (redis/linger); 0 or absent: none. */
+  lingerMs?: number;
   /** The connection's latest error, to name the cause when Redis does not answer. */
   cause?: () => string | undefined;
   /** Told of a reply callback that threw (see TickBatcher): the node reports it; it is never raised. */

@@ -4,7 +4,7 @@
  * dedup nodes that use it, in test/redis and test/faults.)
  */
 import assert from 'node:assert/strict';
-import { helper, packNodes, startServer, stopServer, warningsOf } from '../support/node-red-helper';
+import { helper, node, packNodes, startServer, stopServer, warningsOf } from '../support/node-red-helper';
 
 describe('dedup-redis config node', function () {
   before(startServer);
@@ -29,5 +29,31 @@ describe('dedup-redis config node', function () {
     await helper.unload();
     await load({ mode: 'cluster', clusterNodes: '127.0.0.1:7000', keyPrefix: 'dedup-eu:' });
     assert.deepEqual(warningsOf('conn'), []);
+  });
+
+  it('reads its linger: a whole number of milliseconds from 0 to 100, 2 when not set, and names a bad one', async function () {
+    type Conn = { problem?: string; connection?: { settings: { lingerMs?: number } } };
+    const cases: [unknown, number | RegExp][] = [
+      [undefined, 2],
+      ['', 2],
+      ['0', 0],
+      [5, 5],
+      ['100', 100],
+      ['101', /lingerMs must be a whole number of milliseconds from 0 to 100, not "101"/],
+      ['2.5', /lingerMs must be a whole number of milliseconds from 0 to 100, not "2.5"/],
+      ['-1', /lingerMs must be 0 or more, not "-1"/],
+      ['soon', /lingerMs must be 0 or more, not "soon"/],
+    ];
+    for (const [lingerMs, expected] of cases) {
+      await load({ mode: 'standalone', ...(lingerMs === undefined ? {} : { lingerMs }) });
+      const conn = node('conn') as unknown as Conn;
+      if (typeof expected === 'number') {
+        assert.equal(conn.problem, undefined, `lingerMs ${JSON.stringify(lingerMs)}`);
+        assert.equal(conn.connection?.settings.lingerMs, expected, `lingerMs ${JSON.stringify(lingerMs)}`);
+      } else {
+        assert.match(conn.problem ?? '', expected);
+      }
+      await helper.unload();
+    }
   });
 });
