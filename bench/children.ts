@@ -6,8 +6,13 @@
  * coordinated worker's `ready`) go to onSignal.
  */
 import { fork, type ChildProcess } from 'child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'fs';
+import { tmpdir } from 'os';
 import { join } from 'path';
 import { ROOT } from './runtime';
+
+/** A job longer than this goes through a file (one argument may hold at most 128 kB on Linux); see runtime.ts jobFromArgv. */
+const LONGEST_ARGUMENT = 100_000;
 
 export interface Child<T> {
   process: ChildProcess;
@@ -15,7 +20,15 @@ export interface Child<T> {
 }
 
 export function startChild<T>(script: string, job: unknown, onSignal?: (signal: unknown) => void, env: NodeJS.ProcessEnv = process.env): Child<T> {
-  const child = fork(join(__dirname, script), [JSON.stringify(job)], {
+  let text = JSON.stringify(job);
+  let jobDir: string | undefined;
+  if (text.length > LONGEST_ARGUMENT) {
+    jobDir = mkdtempSync(join(tmpdir(), 'dedup-bench-job-'));
+    const file = join(jobDir, 'job.json');
+    writeFileSync(file, text);
+    text = JSON.stringify({ $jobFile: file });
+  }
+  const child = fork(join(__dirname, script), [text], {
     cwd: ROOT,
     execArgv: ['--expose-gc', '--require', 'tsx/cjs'],
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
@@ -35,6 +48,7 @@ export function startChild<T>(script: string, job: unknown, onSignal?: (signal: 
       else onSignal?.(message);
     });
     child.on('exit', (code) => {
+      if (jobDir !== undefined) rmSync(jobDir, { recursive: true, force: true });
       if (reply?.ok) resolve(reply.result as T);
       else reject(new Error(reply?.error ?? `${script} exited with ${code}:\n${output}`));
     });

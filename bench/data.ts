@@ -66,6 +66,30 @@ export function pingMessage(i: number, assets: number, idPrefix: string): PingMe
   };
 }
 
+/** A fleet ping's fields for the fleet rules (bench/flows.ts FLEET_RULES). */
+export interface FleetPingPayload extends PingPayload {
+  heading: number;
+  accuracy: number;
+  ignition: boolean;
+  alarm: boolean;
+}
+
+/**
+ * Ping i with a heading (3 degrees more each ping of a vehicle: a turn of 30
+ * admits one ping in ten of a mover), an accuracy of 3 to 7 m, and an
+ * ignition that changes every 40th ping of a vehicle, so that every fleet
+ * rule has work to do. The other fields are pingMessage(i)'s.
+ */
+export function fleetPingMessage(i: number, assets: number, idPrefix: string): { topic: string; payload: FleetPingPayload } {
+  const { topic, payload } = pingMessage(i, assets, idPrefix);
+  const a = i % assets;
+  const k = Math.floor(i / assets);
+  return { topic, payload: { ...payload, heading: (a * 13 + k * 3) % 360, accuracy: 3 + (i % 5), ignition: Math.floor(k / 40) % 2 === 0, alarm: false } };
+}
+
+/** So many vehicles that ping i of pingMessage(i, COLD_FLEET) is the first of vehicle i. */
+export const COLD_FLEET = 1e12;
+
 /** Pings from..from+count-1 of the sequence. */
 export function pingMessages(count: number, assets: number, idPrefix: string, from = 0): PingMessage[] {
   const out = new Array<PingMessage>(count);
@@ -143,3 +167,15 @@ export function nestedBursts(flat: readonly BurstMessage[], devices: number, idP
     payload: m.payload.map((r) => nestedReading(idPrefix, b % devices, r.seq)),
   }));
 }
+
+/**
+ * Reading j of a fleet of bin sensors, one reading per message (an uplink):
+ * device j % devices, its seq j / devices, so that every j is a new reading;
+ * readingMessage(j) again is a replay of it, byte for byte.
+ */
+export function readingMessage(j: number, devices: number, idPrefix: string): { topic: string; payload: Reading } {
+  const d = j % devices;
+  const deviceId = `${idPrefix}${String(d).padStart(5, '0')}`;
+  return { topic: deviceId, payload: reading(deviceId, d, Math.floor(j / devices)) };
+}
+

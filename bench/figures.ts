@@ -12,8 +12,10 @@ import type { LineId } from './flows';
 import type { HorizontalResult } from './horizontal';
 import type { RedisMemory } from './memory';
 import type { MetricsCostResult } from './metrics-cost';
-import type { PacedLine, PacedPhase, PacedResult } from './paced';
-import type { Plan } from './plan';
+import type { BenchBuild } from './baseline';
+import type { FloorPhase } from './floor';
+import type { Case, PacedLine, PacedPhase, PacedResult } from './paced';
+import type { Plan, RedisCostLine } from './plan';
 import { ROOT } from './runtime';
 import type { SavingResult } from './saving';
 import type { ScriptCostResult } from './script-cost';
@@ -30,6 +32,20 @@ export interface FiguresFile {
   /** What the run was: `npm run bench`, `--quick`, the parts. */
   run: string;
   figures: Record<string, number>;
+}
+
+/** A line of the rounds: a line of bench/flows.ts, on the working tree, or on the baseline commit's build (`@today`). */
+export type RoundLine = LineId | 'sw-memory@today' | 'sw-redis@today';
+
+/** One line of the Redis part (issue 31) on one build and target: its phases, and the floor of each. */
+export interface RedisCostRun {
+  target: 'server' | 'cluster';
+  line: RedisCostLine['line'];
+  build: BenchBuild['id'];
+  label: string;
+  phases: PacedPhase[];
+  /** One per phase: the floor replayed with the same calls (bench/floor.ts); undefined when it failed. */
+  floor?: FloorPhase[];
 }
 
 export interface Trial {
@@ -52,7 +68,9 @@ export interface RunData {
   loadBefore: string;
   loadAfter: string;
   seconds: number;
-  trials: Map<LineId, Trial[]>;
+  trials: Map<RoundLine, Trial[]>;
+  /** The builds measured: the working tree, and the baseline commit's when there is one. */
+  builds: Pick<BenchBuild, 'id' | 'label'>[];
   filterSeq: { seq: number; rate: number }[];
   server: Map<'6a' | '6b', EvalLoadResult[]>;
   roundsRun: number;
@@ -60,6 +78,8 @@ export interface RunData {
   redisMemory: RedisMemory[];
   saving: SavingResult[];
   paced: PacedResult[];
+  /** The Redis part (issue 31). */
+  redisCost: RedisCostRun[];
   fleet: FleetResult[];
   horizontal: HorizontalResult[];
   tune: TuneOutcome;
@@ -133,6 +153,27 @@ export function ratiosByRound(a: readonly Trial[] | undefined, b: readonly Trial
   return out;
 }
 
-export function pacedPhase(data: RunData, line: PacedLine, rate: number, target: 'server' | 'cluster' = 'server', warmup: 'burst' | 'small' = 'burst'): PacedPhase | undefined {
-  return data.paced.find((p) => p.line === line && p.target === target && (p.warmup ?? 'burst') === warmup)?.phases.find((p) => p.rate === rate);
+/** A paced phase at `rate` of the latency part's lines, or, for the Redis store, of the Redis part's warm fleet (the working tree). */
+export function pacedPhase(data: RunData, line: PacedLine, rate: number, target: 'server' | 'cluster' = 'server'): PacedPhase | undefined {
+  if (line === 'sw-redis') return costPhase(data, { target, line, build: 'new', kind: 'paced', case: 'warm', rate })?.phase;
+  return data.paced.find((p) => p.line === line && p.target === target)?.phases.find((p) => p.kind === 'paced' && p.rate === rate);
+}
+
+export interface CostQuery {
+  target: 'server' | 'cluster';
+  line: RedisCostLine['line'];
+  build: BenchBuild['id'];
+  kind: 'paced' | 'burst';
+  case: Case;
+  /** Paced phases: the rate. */
+  rate?: number;
+}
+
+/** A phase of the Redis part, with its floor. */
+export function costPhase(data: RunData, q: CostQuery): { phase: PacedPhase; floor: FloorPhase | undefined } | undefined {
+  const run = data.redisCost.find((r) => r.target === q.target && r.line === q.line && r.build === q.build);
+  if (run === undefined) return undefined;
+  const index = run.phases.findIndex((p) => p.kind === q.kind && p.case === q.case && (q.kind === 'burst' || p.rate === q.rate));
+  const phase = run.phases[index];
+  return phase === undefined ? undefined : { phase, floor: run.floor?.[index] };
 }

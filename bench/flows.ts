@@ -19,6 +19,7 @@ export type LineId =
   | 'passthrough'
   | 'sw-memory'
   | 'sw-redis'
+  | 'sw-redis-fleet'
   | 'naive'
   | 'sr-memory'
   | 'sr-redis'
@@ -32,6 +33,10 @@ export type RedisTarget = { mode: 'standalone'; port: number } | { mode: 'cluste
 export interface FlowOptions {
   /** The sliding-window memory store's cap (default 100,000). */
   maxAssets?: number;
+  /** The config version the nodes carry: the build's own (bench/baseline.ts); this release's by default. */
+  configVersion?: number;
+  /** The dedup-redis connection's linger (issue 31); its default when absent. */
+  lingerMs?: number;
 }
 
 export const SOURCE_ID = 'bench-source';
@@ -44,8 +49,21 @@ const TAB_ID = 'bench-tab';
 export const SENSOR_LINES: readonly LineId[] = ['sr-memory', 'sr-redis', 'sr-memory-confirm', 'sr-redis-confirm', 'sr-nested'];
 
 export function usesRedis(line: LineId): boolean {
-  return line === 'sw-redis' || line === 'sr-redis' || line === 'sr-redis-confirm' || line === 'naive';
+  return line === 'sw-redis' || line === 'sw-redis-fleet' || line === 'sr-redis' || line === 'sr-redis-confirm' || line === 'naive';
 }
+
+/**
+ * Every fleet rule on (issue 11): the clock guard (on by default too), the
+ * fixes' accuracy, a turn of 30 degrees, and two event fields; the pings of
+ * bench/data.ts fleetPingMessage carry what they read.
+ */
+export const FLEET_RULES = {
+  maxAheadSeconds: 300,
+  accuracyProperty: 'payload.accuracy',
+  minHeadingDegrees: 30,
+  headingProperty: 'payload.heading',
+  eventFields: 'payload.ignition, payload.alarm',
+} as const;
 
 /**
  * The firing function node. The messages are built by the harness before
@@ -96,10 +114,12 @@ type FlowNode = Record<string, unknown> & { id: string; type: string };
 
 function underTest(line: LineId, redis: RedisTarget, options: FlowOptions): FlowNode[] {
   const wires2 = [[COUNTER_ID], [COUNTER_ID]];
+  const version = options.configVersion ?? CONFIG_VERSION;
   const redisConn: FlowNode = {
     id: REDIS_ID,
     type: 'dedup-redis',
-    version: CONFIG_VERSION,
+    version,
+    ...(options.lingerMs === undefined ? {} : { lingerMs: options.lingerMs }),
     name: 'bench',
     keyPrefix: 'dedup:',
     timeoutMs: 2000,
@@ -110,7 +130,7 @@ function underTest(line: LineId, redis: RedisTarget, options: FlowOptions): Flow
   const window = {
     id: UNDER_TEST_ID,
     type: 'sliding-window-dedup',
-    version: CONFIG_VERSION,
+    version,
     z: TAB_ID,
     minSeconds: 60,
     minMetres: 25,
@@ -127,7 +147,7 @@ function underTest(line: LineId, redis: RedisTarget, options: FlowOptions): Flow
   const sensor = {
     id: UNDER_TEST_ID,
     type: 'sensor-reconnect-dedup',
-    version: CONFIG_VERSION,
+    version,
     z: TAB_ID,
     ttlSeconds: 21_600,
     maxKeys: 100_000,
@@ -156,7 +176,7 @@ function underTest(line: LineId, redis: RedisTarget, options: FlowOptions): Flow
   // must hold them all, or the oldest pending keys are dropped before their
   // confirm comes (a confirm that then finds its key gone is what the cap means).
   const confirming = { ...sensor, confirm: 'on', maxKeys: 1_000_000, wires: [[CONFIRM_ID], [COUNTER_ID]] };
-  const confirmNode: FlowNode = { id: CONFIRM_ID, type: 'dedup-confirm', version: CONFIG_VERSION, z: TAB_ID, action: 'confirm', wires: [] };
+  const confirmNode: FlowNode = { id: CONFIRM_ID, type: 'dedup-confirm', version, z: TAB_ID, action: 'confirm', wires: [] };
   switch (line) {
     case 'filter':
       return [
@@ -180,6 +200,8 @@ function underTest(line: LineId, redis: RedisTarget, options: FlowOptions): Flow
       return [{ ...window, store: 'memory' }];
     case 'sw-redis':
       return [{ ...window, store: 'redis', redis: REDIS_ID }, redisConn];
+    case 'sw-redis-fleet':
+      return [{ ...window, ...FLEET_RULES, store: 'redis', redis: REDIS_ID }, redisConn];
     case 'naive':
       return [{ id: UNDER_TEST_ID, type: 'function', z: TAB_ID, func: NAIVE, outputs: 2, wires: wires2 }];
     case 'sr-memory':

@@ -29,13 +29,18 @@ function scriptUsPerUnit(data: RunData): number {
   return median(figures.okResults(data.trials.get('sw-redis')).flatMap((t) => (t.scriptMs === undefined ? [] : [(t.scriptMs * 1000) / t.units])));
 }
 
-function scriptRow(data: RunData, pingsPerCall: number): { script: number; cpu: number } {
-  const row = data.script?.rows.find((r) => r.pingsPerCall === pingsPerCall);
+/** The working tree's script alone on warm vehicles (script-cost.ts). */
+function scriptRow(data: RunData, pingsPerCall: number, build: 'new' | 'floor' = 'new'): { script: number; cpu: number } {
+  const row = data.script?.rows.find((r) => r.build === build && r.case === 'warm' && r.pingsPerCall === pingsPerCall);
   return row ? { script: row.scriptUsPerCall / pingsPerCall, cpu: row.cpuUsPerCall / pingsPerCall } : { script: Number.NaN, cpu: Number.NaN };
 }
 
+function cpuFit(data: RunData, build: 'new' | 'floor' = 'new'): { fixedUs: number; perPingUs: number } | undefined {
+  return data.script?.fits[`${build}:warm`]?.cpu;
+}
+
 function p99(data: RunData, line: 'filter' | 'sw-memory' | 'sw-redis', rate: number): number {
-  return figures.pacedPhase(data, line, rate)?.latency.p99 ?? Number.NaN;
+  return figures.pacedPhase(data, line, rate)?.latency?.p99 ?? Number.NaN;
 }
 
 const FIGURES: Figure[] = [
@@ -43,7 +48,7 @@ const FIGURES: Figure[] = [
   { id: 'scriptAloneUs500', label: 'the same, script alone at 500 pings per call, every rule on', unit: 'µs', target: { op: '<=', value: 4 }, value: (d) => scriptRow(d, 500).script },
   { id: 'redisCpuPerDecision', label: 'Redis CPU per decision, flat out (throughput line 3, INFO cpu)', unit: 'µs', target: { op: '<=', value: 5 }, value: (d) => figures.cpuPerUnit(d.trials.get('sw-redis'), 'redis') },
   { id: 'scriptAloneCpu500', label: 'the same, script alone at 500 pings per call, every rule on', unit: 'µs', target: { op: '<=', value: 5 }, value: (d) => scriptRow(d, 500).cpu },
-  { id: 'fixedCpuPerCall', label: 'Redis fixed cost per call (script alone: CPU, 1- against 500-ping calls)', unit: 'µs', target: { op: '<=', value: 8 }, value: (d) => d.script?.cpu.fixedUs ?? Number.NaN },
+  { id: 'fixedCpuPerCall', label: 'Redis fixed cost per call (script alone: CPU, 1- against 500-ping calls)', unit: 'µs', target: { op: '<=', value: 8 }, value: (d) => cpuFit(d)?.fixedUs ?? Number.NaN },
   {
     id: 'nodeCpuOverFilter',
     label: "Node-RED CPU per decision, Redis store, minus the filter's",
@@ -55,8 +60,6 @@ const FIGURES: Figure[] = [
   { id: 'sensorRedisOverMemory', label: 'sensor node: Redis / memory readings per second', unit: 'x', target: { op: '>=', value: 0.8 }, value: (d) => median(figures.ratiosByRound(d.trials.get('sr-redis'), d.trials.get('sr-memory'))) },
   { id: 'pacedRedisP99at20k', label: 'paced p99, Redis store, 20,000 msg/s', unit: 'ms', target: { op: '<=', value: 5 }, value: (d) => p99(d, 'sw-redis', 20_000) },
   { id: 'pacedRedisP99at50k', label: 'paced p99, Redis store, 50,000 msg/s', unit: 'ms', target: { op: '<=', value: 20 }, value: (d) => p99(d, 'sw-redis', 50_000) },
-  { id: 'pacedRedisP99at20kCalm', label: 'the same at 20,000 msg/s, no burst before', unit: 'ms', target: { op: '<=', value: 5 }, value: (d) => figures.pacedPhase(d, 'sw-redis', 20_000, 'server', 'small')?.latency.p99 ?? Number.NaN },
-  { id: 'pacedRedisP99at50kCalm', label: 'the same at 50,000 msg/s, no burst before', unit: 'ms', target: { op: '<=', value: 20 }, value: (d) => figures.pacedPhase(d, 'sw-redis', 50_000, 'server', 'small')?.latency.p99 ?? Number.NaN },
   ...[2_000, 20_000, 50_000].map((rate): Figure => ({
     id: `pacedMemoryOverFilterAt${rate / 1000}k`,
     label: `paced p99, memory store minus filter, ${rate.toLocaleString('en-US')} msg/s`,
@@ -129,15 +132,6 @@ function profiled(data: RunData): string {
   return ` Profiled (the main thread, section "Where Node-RED's main thread spends a message"), a message with the Redis store takes ${total >= 0 ? '+' : ''}${total.toFixed(2)} µs over one with the memory store: ${parts.join(', ')} µs. ${top !== undefined && total > 0 && top.us > total / 2 ? `Most of it is ${top.place}.` : 'No one place holds most of it.'}`;
 }
 
-/** The same rate without the warm-up burst, when it was measured. */
-function calmNote(data: RunData, rate: number, afterBurst: number): string {
-  const calm = figures.pacedPhase(data, 'sw-redis', rate, 'server', 'small');
-  if (calm === undefined) return '';
-  return calm.latency.p99 <= 0.7 * afterBurst
-    ? ` Without the warm-up burst before it, the same line's p99 was ${calm.latency.p99.toFixed(1)} ms (${afterBurst.toFixed(1)} after it): a burst can leave V8 allocating the objects that wait on Redis (the message, its closures, its reply) in the old generation outright (allocation-site pretenuring), where only a major collection frees them.`
-    : ` Without the warm-up burst before it, the same line's p99 was ${calm.latency.p99.toFixed(1)} ms (${afterBurst.toFixed(1)} after it): in this run the burst is not what holds the tail up.`;
-}
-
 /** The garbage collection the profile part charges to the Redis store, for the paced lines' tail; '' when not profiled. */
 function gcNote(data: RunData): string {
   const both = storeProfiles(data);
@@ -162,11 +156,12 @@ function missed(id: string, now: Record<string, number>): boolean {
 function inTheWay(data: RunData, now: Record<string, number>): string[] {
   const us = (x: number): string => `${x.toFixed(2)} µs`;
   const lines: string[] = [];
-  const script = data.script;
-  if (script && (missed('fixedCpuPerCall', now) || missed('scriptUsPerDecision', now))) {
-    const floor = script.floor.cpuUsPerCall;
+  const fit = cpuFit(data);
+  const floorFit = cpuFit(data, 'floor');
+  if (fit && floorFit && (missed('fixedCpuPerCall', now) || missed('scriptUsPerDecision', now))) {
+    const floor = floorFit.fixedUs;
     lines.push(
-      `- **A call's fixed cost.** A script that does nothing but return a reply of the same size costs Redis ${us(floor)} of CPU per one-ping call (script time ${us(script.floor.scriptUsPerCall)}), the same calls to the real script ${us(script.cpu.fixedUs)} beyond their ping: ${us(script.cpu.fixedUs - floor)} is the script's own work per call (the epoch's GET, unpacking the rule and the call, its tables), the rest Redis' own for any EVALSHA of this shape. ${floor >= (FIGURES.find((f) => f.id === 'fixedCpuPerCall')?.target.value ?? 8) ? 'The floor alone is over the target, so no change to the script can meet it here; fewer calls can (the tick batcher already makes one call per turn, and more pings per call as the rate grows).' : 'The script can come closer to the floor by doing less per call.'} Per ping the script costs ${us(script.cpu.perPingUs)} of CPU alone, at 500 pings per call ${us(scriptRow(data, 500).cpu)}.`,
+      `- **A call's fixed cost.** The floor, a script that only GETs and SETs each of its keys (bench/floor.ts), costs Redis ${us(floor)} of CPU per call beyond its keys, and ${us(floorFit.perPingUs)} per key; the real script ${us(fit.fixedUs)} per call beyond its pings: ${us(fit.fixedUs - floor)} is the script's own work per call (the epoch's GET, unpacking the rule and the call, its tables), the rest Redis' own for any EVALSHA of this shape. ${floor >= (FIGURES.find((f) => f.id === 'fixedCpuPerCall')?.target.value ?? 8) ? 'The floor alone is over the target, so no change to the script can meet it here; fewer calls can (the tick batcher makes one call per turn, and with its linger one per few turns at a quiet rate: the redis part shows what that does).' : 'The script can come closer to the floor by doing less per call.'} Per ping the script costs ${us(fit.perPingUs)} of CPU alone, at 500 pings per call ${us(scriptRow(data, 500).cpu)} (the floor ${us(scriptRow(data, 500, 'floor').cpu)}).`,
     );
   }
   const node = (line: 'sw-redis' | 'sw-memory' | 'filter' | 'sr-redis' | 'sr-memory'): number => figures.cpuPerUnit(data.trials.get(line), 'node');
@@ -191,7 +186,7 @@ function inTheWay(data: RunData, now: Record<string, number>): string[] {
     if (phase?.batcherWait === undefined || phase.callRoundTrip === undefined) continue;
     const busy = ((phase.nodeCpuUsPerMsg + (phase.redisCpuUsPerMsg ?? 0)) * rate) / 1e6;
     lines.push(
-      `- **Paced, ${rate.toLocaleString('en-US')} msg/s.** p99 ${phase.latency.p99.toFixed(1)} ms: a ping waited up to ${phase.batcherWait.p99.toFixed(2)} ms (p99) in the tick batcher and its call's round trip took up to ${phase.callRoundTrip.p99.toFixed(2)} ms (p99), ${(phase.pingsPerCall ?? 0).toFixed(1)} pings per call; the generator itself ran ${phase.generatorLag.p99.toFixed(2)} ms late at p99. Node-RED and Redis together kept ${busy.toFixed(2)} of the ${os.cpus().length} cores busy, with the generator on them too.${calmNote(data, rate, phase.latency.p99)}`,
+      `- **Paced, ${rate.toLocaleString('en-US')} msg/s.** p99 ${(phase.latency?.p99 ?? Number.NaN).toFixed(1)} ms: a ping waited up to ${phase.batcherWait.p99.toFixed(2)} ms (p99) in the tick batcher and its call's round trip took up to ${phase.callRoundTrip.p99.toFixed(2)} ms (p99), ${(phase.pingsPerCall ?? 0).toFixed(1)} pings per call; the generator itself ran ${(phase.generatorLag?.p99 ?? Number.NaN).toFixed(2)} ms late at p99. Node-RED and Redis together kept ${busy.toFixed(2)} of the ${os.cpus().length} cores busy, with the generator on them too; Node-RED's thread was busy ${(phase.nodeBusy * 100).toFixed(0)} % of the time, and garbage collection paused it ${phase.gcMs.toFixed(0)} ms in all (${phase.gcMaxMs.toFixed(1)} ms at the longest).`,
     );
     paced = true;
   }
@@ -202,7 +197,7 @@ function inTheWay(data: RunData, now: Record<string, number>): string[] {
     const [mem, filter] = [figures.pacedPhase(data, 'sw-memory', rate), figures.pacedPhase(data, 'filter', rate)];
     if (mem === undefined || filter === undefined) continue;
     lines.push(
-      `- **Memory store, paced ${rate.toLocaleString('en-US')} msg/s.** p99 ${mem.latency.p99.toFixed(2)} ms against the filter's ${filter.latency.p99.toFixed(2)} ms, at ${mem.nodeCpuUsPerMsg.toFixed(1)} and ${filter.nodeCpuUsPerMsg.toFixed(1)} µs of CPU per message; the generator ran ${mem.generatorLag.p99.toFixed(2)} and ${filter.generatorLag.p99.toFixed(2)} ms late at p99 in the two lines: the event loop's own stalls, outside the node, are of the same order as the difference (the run before's difference is in the table).`,
+      `- **Memory store, paced ${rate.toLocaleString('en-US')} msg/s.** p99 ${(mem.latency?.p99 ?? Number.NaN).toFixed(2)} ms against the filter's ${(filter.latency?.p99 ?? Number.NaN).toFixed(2)} ms, at ${mem.nodeCpuUsPerMsg.toFixed(1)} and ${filter.nodeCpuUsPerMsg.toFixed(1)} µs of CPU per message; the generator ran ${(mem.generatorLag?.p99 ?? Number.NaN).toFixed(2)} and ${(filter.generatorLag?.p99 ?? Number.NaN).toFixed(2)} ms late at p99 in the two lines: the event loop's own stalls, outside the node, are of the same order as the difference (the run before's difference is in the table).`,
     );
   }
   return lines.length === 0 ? [] : ['### What stands in the way of the targets missed', '', ...lines, ''];

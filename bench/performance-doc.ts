@@ -7,6 +7,8 @@
  */
 import { cpus } from 'os';
 import { machine, pacedPhase, versions, type RunData } from './figures';
+import { costPhase } from './figures';
+import { issue31Section } from './issue31';
 import { fleetSection, horizontalSection, latencySection } from './report';
 import { BUSY_RATE, count, deployments, perCore, project, QUIET_RATE, sizingFigures, sizingTable, type SizingFigures } from './sizing';
 import { markdownTable, median, micros, millis, thousands } from './stats';
@@ -30,7 +32,7 @@ function share(rate: number, us: number): string {
 
 function p99(data: RunData, line: PacedLine, rate: number): string {
   const phase = pacedPhase(data, line, rate);
-  return phase === undefined ? '–' : `${millis(phase.latency.p99)} ms`;
+  return phase?.latency === undefined ? '–' : `${millis(phase.latency.p99)} ms`;
 }
 
 function summary(data: RunData, f: SizingFigures): string[] {
@@ -44,8 +46,20 @@ function summary(data: RunData, f: SizingFigures): string[] {
     `- **One Node-RED process** decides up to ${thousands(perCore(f.nodeUsMemory))} pings a second with the memory store and ${thousands(perCore(f.nodeUsRedis))} with Redis (${micros(f.nodeUsMemory)} and ${micros(f.nodeUsRedis)} µs of CPU per ping), and ${thousands(perCore(f.nodeUsSensorMemory))} sensor readings a second with the memory store. A fleet of 10,000 vehicles pinging every 5 s (${thousands(QUIET_RATE)} msg/s) took ${share(QUIET_RATE, f.steady['sw-redis'].quiet)} of one core with Redis in this run, ${share(QUIET_RATE, f.steady['sw-memory'].quiet)} with the memory store and ${share(QUIET_RATE, f.steady.filter.quiet)} with the filter node (the test harness's generator and Node-RED's routing, the floor).`,
     `- **One Redis primary** spends ${micros(f.redisUsQuiet)} µs per decision for an instance at ${thousands(QUIET_RATE)} msg/s (about ${f.pingsPerCallQuiet.toFixed(1)} pings per call) and ${micros(f.redisUsBusy)} µs at ${thousands(BUSY_RATE)} msg/s (${f.pingsPerCallBusy.toFixed(0)} per call): ${thousands(one.quietCapacity)} to ${thousands(one.busyCapacity)} decisions a second on one core, so it serves about ${count(one.instancesQuiet)} quiet instances or ${count(one.instancesBusy)} busy ones.`,
     `- **Which side runs out first.** Flat out, a Node-RED process spends ${micros(f.nodeUsRedis)} µs per decision and Redis ${micros(f.redisUsBurst)}: ${nodeFirst ? `Node-RED saturates first; Redis runs out once about ${count(f.nodeUsRedis / f.redisUsBurst)} instances run flat out at once, or many more quiet ones (table below)` : `Redis saturates first, with even one Node-RED process flat out`}.`,
+    redisAgainstFloor(data),
     `- **Memory.** ${micros(f.storePerAsset)} bytes of heap per asset in the memory store (${micros(f.memoryPerAsset)} for the whole Node-RED process at ${thousands(f.fleetSize)} assets, the editor sidebar's board included) and ${micros(f.redisPerAsset)} bytes of Redis per asset at ${thousands(f.fleetSize)} (${micros(f.redisPerAssetFleetRules)} with every fleet rule on, at 100,000); per sensor key ${micros(f.memoryPerKey)} bytes (memory) and ${micros(f.redisPerKey)} (Redis).`,
   ];
+}
+
+/** The Redis part's figures at a quiet rate and flat out, against the floor, in a sentence. */
+function redisAgainstFloor(data: RunData): string {
+  const at = (target: 'server' | 'cluster', build: 'new' | 'today', kind: 'paced' | 'burst', c: 'warm' | 'cold', rate = QUIET_RATE) =>
+    costPhase(data, { target, line: 'sw-redis', build, kind, case: c, rate });
+  const figure = (x: ReturnType<typeof at>): string =>
+    x === undefined ? '–' : `${micros(x.phase.redisCpuUsPerMsg)} µs (${((x.phase.redisCpuUsPerMsg ?? Number.NaN) / (x.floor?.redisCpuUsPerMsg ?? Number.NaN)).toFixed(1)}x the floor)`;
+  const today = data.builds.find((b) => b.id === 'today');
+  const was = (x: ReturnType<typeof at>): string => (today === undefined || x === undefined ? '' : `; the code of ${today.label}, in the same run: ${micros(x.phase.redisCpuUsPerMsg)} µs`);
+  return `- **Redis against the floor** (the least work a decision needs: one read and one write of its entry, batched the same way; section "What a decision costs Redis" below). At ${thousands(QUIET_RATE)} msg/s a warm decision costs Redis ${figure(at('server', 'new', 'paced', 'warm'))} on one server${was(at('server', 'today', 'paced', 'warm'))}, and ${figure(at('cluster', 'new', 'paced', 'warm'))} on a ${data.plan.redis.clusterPrimaries}-primary Cluster${was(at('cluster', 'today', 'paced', 'warm'))}; flat out ${figure(at('server', 'new', 'burst', 'warm'))} warm and ${figure(at('server', 'new', 'burst', 'cold'))} cold (a first ping, which creates its record).`;
 }
 
 export function renderPerformanceDoc(data: RunData): string {
@@ -65,6 +79,9 @@ export function renderPerformanceDoc(data: RunData): string {
     '',
     ...summary(data, f),
     '',
+    '## What a decision costs Redis, against the floor',
+    '',
+    ...body(issue31Section(data)),
     '## Latency under steady load',
     '',
     ...body(latencySection(data)),

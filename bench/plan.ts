@@ -6,6 +6,8 @@
  * bench in bench/run.ts).
  */
 
+import { baselineCommit } from './baseline';
+
 /**
  * The parts of a run, in the order they run (BENCH_ONLY names them): what
  * each measures and the child process it runs (bench/run.ts says how). Their
@@ -14,11 +16,17 @@
 export const PARTS = [
   { name: 'memory', runs: 'memory.ts', measures: 'bytes per entry of each store at 100,000 entries, first, on a quiet server and heap' },
   { name: 'saving', runs: 'saving.ts', measures: "the memory store's saved state (issue 9)" },
-  { name: 'script', runs: 'script-cost.ts', measures: 'the sliding-window script alone, no Node-RED, at 1 to 500 pings per call' },
+  { name: 'script', runs: 'script-cost.ts', measures: 'the sliding-window script alone, no Node-RED, at 1 to 500 pings per call, warm and cold, each build, beside the floor' },
   { name: 'metrics', runs: 'metrics-cost.ts', measures: 'what counting for Prometheus adds to each decision report' },
-  { name: 'latency', runs: 'paced.ts', measures: 'steady load at 2,000, 20,000 and 50,000 msg/s' },
+  { name: 'latency', runs: 'paced.ts', measures: 'the core filter node and the memory store at steady 2,000, 20,000 and 50,000 msg/s' },
+  {
+    name: 'redis',
+    runs: 'paced.ts, floor.ts',
+    measures:
+      "Redis script time and CPU per decision, cold and warm, with the options users turn on, paced and flat out, on one server and on a 3-primary Cluster, for today's build and the working tree, beside the floor (one GET and one SET per decision, batched the same way)",
+  },
   { name: 'fleet', runs: 'fleet.ts', measures: '1,000 to 1,000,000 assets' },
-  { name: 'horizontal', runs: 'horizontal.ts, paced.ts', measures: '1 and 2 Node-RED processes on one server and on a 3-primary Cluster, and the Redis latency line on that Cluster' },
+  { name: 'horizontal', runs: 'horizontal.ts', measures: '1 and 2 Node-RED processes on one server and on a 3-primary Cluster' },
   { name: 'tune', runs: 'tune.ts', measures: 'the dedup-tune grid line' },
   { name: 'profile', runs: 'worker.ts', measures: "where Node-RED's main thread spends a message: one profiled trial each of the filter and the sliding-window node on both stores" },
   {
@@ -38,6 +46,31 @@ export interface ServerRun {
   pingsPerCall: number;
   pipeline: number;
   calls: number;
+}
+
+/** A line of the Redis part and the phases it runs: its paced rates (warm and cold each) and its flat-out cases. */
+export interface RedisCostLine {
+  line: 'sw-redis' | 'sw-redis-fleet' | 'sr-redis' | 'sr-redis-confirm';
+  rates: number[];
+  bursts: ('warm' | 'cold' | 'outside')[];
+}
+
+export interface RedisCostPlan {
+  lines: RedisCostLine[];
+  /** Recorded seconds per paced phase, after settleSeconds unrecorded. */
+  seconds: number;
+  settleSeconds: number;
+  /** Messages per flat-out phase (the outside case: 200,000 pings of 10,000 vehicles, as that run). */
+  burstUnits: number;
+  /** The warm fleet: 10,000 vehicles (issue 31's municipal fleet, 2,000 msg/s at a ping every 5 s), or sensors. */
+  assets: number;
+  primeRate: number;
+  /** Where: one server, and a Cluster of this many primaries (0: none). */
+  clusterPrimaries: number;
+  /** BENCH_LINGER_MS: the working tree's linger instead of its default (for tuning it). */
+  lingerMs: number | undefined;
+  /** The baseline commit (bench/baseline.ts), or undefined for none. */
+  baseline: string | undefined;
 }
 
 export interface Plan {
@@ -64,21 +97,10 @@ export interface Plan {
   scriptLua: string | undefined;
   /** Reports timed per on/off timing of the metrics part (metrics-cost.ts). */
   metricsMessages: number;
-  paced: { rates: number[]; seconds: number; settleSeconds: number; warmupUnits: number };
-  /**
-   * The Redis line once more at the busy rates, warmed up with this many
-   * messages instead of a burst: after a burst of tens of thousands V8 can
-   * allocate the objects that wait on Redis in the old generation, and this
-   * tells that effect on the tail from the rate's.
-   */
-  calm: { rates: number[]; warmupUnits: number };
-  /**
-   * The Redis line on the Cluster: a quiet rate, a busy one, and issue
-   * 21's 20,000 msg/s target (a call carries the pings of one of the 12
-   * buckets of a turn, so a busier instance pays less per decision).
-   */
-  pacedClusterRates: number[];
-  pacedClusterSeconds: number;
+  /** The latency part: the filter and the memory store at steady rates, after a prime of `assets` messages at primeRate. */
+  paced: { rates: number[]; seconds: number; settleSeconds: number; assets: number; primeRate: number };
+  /** The Redis part (issue 31): see RedisCostPlan. */
+  redis: RedisCostPlan;
   /** batches: how many times the timed pings are sent, for a median and a range (fleet.ts). */
   fleet: { sizes: number[]; units: number; batches: number; warmupUnits: number };
   horizontal: { processes: number[]; units: number; warmups: number; warmupUnits: number; primaries: number };
@@ -101,6 +123,22 @@ function sectionsFrom(raw: string | undefined): readonly Section[] {
     if (!SECTIONS.includes(s as Section)) throw new Error(`BENCH_ONLY: unknown section ${JSON.stringify(s)} (known: ${SECTIONS.join(', ')})`);
   }
   return SECTIONS.filter((s) => wanted.includes(s));
+}
+
+/**
+ * The redis part's lines, narrowed for working on one of them:
+ * BENCH_COST_LINES (lines), BENCH_COST_RATES (paced rates),
+ * BENCH_COST_FLAT=0 (no flat-out phases) and BENCH_COST_CLUSTER=0 (one
+ * server only).
+ */
+function narrowed(lines: RedisCostLine[]): RedisCostLine[] {
+  const only = (process.env.BENCH_COST_LINES ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
+  const rates = (process.env.BENCH_COST_RATES ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '').map(Number);
+  if (rates.some((r) => !Number.isFinite(r) || r <= 0)) throw new Error(`BENCH_COST_RATES must list rates, not ${JSON.stringify(process.env.BENCH_COST_RATES)}`);
+  return lines
+    .filter((l) => only.length === 0 || only.includes(l.line))
+    .map((l) => (rates.length === 0 ? l : { ...l, rates }))
+    .map((l) => (process.env.BENCH_COST_FLAT === '0' ? { ...l, bursts: [] } : l));
 }
 
 export function planFrom(argv: readonly string[]): Plan {
@@ -130,13 +168,32 @@ export function planFrom(argv: readonly string[]): Plan {
     metricsMessages: quick ? 200_000 : 1_000_000,
     paced: {
       rates: [2_000, 20_000, 50_000],
-      seconds: numberFrom('BENCH_LATENCY_S', quick ? 1.5 : 30),
+      seconds: numberFrom('BENCH_LATENCY_S', quick ? 1.5 : 20),
       settleSeconds: quick ? 0.3 : 2,
-      warmupUnits: quick ? 10_000 : 50_000,
+      assets: 10_000,
+      primeRate: 20_000,
     },
-    calm: { rates: [20_000, 50_000], warmupUnits: 1_000 },
-    pacedClusterRates: [2_000, 10_000, 20_000],
-    pacedClusterSeconds: quick ? 1 : numberFrom('BENCH_LATENCY_S', 30),
+    redis: {
+      lines: narrowed(quick
+        ? [
+            { line: 'sw-redis', rates: [2_000, 50_000], bursts: ['warm', 'cold', 'outside'] },
+            { line: 'sr-redis-confirm', rates: [2_000], bursts: ['warm', 'cold'] },
+          ]
+        : [
+            { line: 'sw-redis', rates: [2_000, 20_000, 50_000], bursts: ['warm', 'cold', 'outside'] },
+            { line: 'sw-redis-fleet', rates: [2_000], bursts: ['warm', 'cold'] },
+            { line: 'sr-redis', rates: [2_000], bursts: ['warm', 'cold'] },
+            { line: 'sr-redis-confirm', rates: [2_000], bursts: ['warm', 'cold'] },
+          ]),
+      seconds: numberFrom('BENCH_COST_S', quick ? 1.5 : 8),
+      settleSeconds: quick ? 0.3 : 1,
+      burstUnits: quick ? 30_000 : 200_000,
+      assets: 10_000,
+      primeRate: 20_000,
+      clusterPrimaries: process.env.BENCH_COST_CLUSTER === '0' ? 0 : 3,
+      lingerMs: process.env.BENCH_LINGER_MS === undefined || process.env.BENCH_LINGER_MS === '' ? undefined : Number(process.env.BENCH_LINGER_MS),
+      baseline: baselineCommit(),
+    },
     fleet: { sizes: quick ? [1_000, 100_000] : [1_000, 100_000, 1_000_000], units: quick ? 30_000 : 200_000, batches: 3, warmupUnits: quick ? 10_000 : 20_000 },
     horizontal: { processes: [1, 2], units: quick ? 30_000 : 200_000, warmups: 1, warmupUnits: quick ? 10_000 : 50_000, primaries: 3 },
     saving: { repeats: quick ? 1 : 3, entries: 100_000, admissionsPerSecond: 100, saveEverySeconds: 10, simulatedSeconds: quick ? 5_400 : 10_800 },

@@ -4,12 +4,13 @@
  * answers the nodes gave. Pure: it formats what bench/run.ts measured.
  */
 import { cpus } from 'os';
-import { cpuPerUnit, machine, okResults, pacedPhase, rates, ratiosByRound, ratiosToFilter, versions, type RunData } from './figures';
+import { cpuPerUnit, machine, okResults, pacedPhase, rates, ratiosByRound, ratiosToFilter, versions, type RoundLine, type RunData } from './figures';
 import type { LineId } from './flows';
 import { ENTRIES, type RedisMemory } from './memory';
 import type { SavingResult } from './saving';
 import type { PacedLine, PacedPhase } from './paced';
 import { issue20Section } from './issue20';
+import { decidedAlike, issue31Section } from './issue31';
 import { metricsCostLines } from './metrics-cost';
 import { profileTable } from './profile';
 import { scriptCostTable } from './script-cost';
@@ -21,6 +22,7 @@ export const LABELS: Record<LineId, string> = {
   passthrough: 'two-output node that only forwards (floor)',
   'sw-memory': 'sliding-window dedup, memory store',
   'sw-redis': 'sliding-window dedup, Redis store',
+  'sw-redis-fleet': 'sliding-window dedup, Redis store, every fleet rule on',
   naive: 'function node, GET then SET per ping',
   'sr-memory': 'sensor reconnect dedup, memory, bursts of 50',
   'sr-redis': 'sensor reconnect dedup, Redis, bursts of 50',
@@ -29,10 +31,19 @@ export const LABELS: Record<LineId, string> = {
   'sr-nested': '5a with nested paths (LoRaWAN uplink shape)',
 };
 
+/** A round's line as the tables name it: an `@today` line is the same node on the baseline commit's build. */
+export function roundLabel(data: RunData, line: RoundLine): string {
+  const [id, build] = line.split('@') as [keyof typeof LABELS, string | undefined];
+  return build === undefined ? LABELS[id] : `${LABELS[id]}, today (${data.builds.find((b) => b.id === 'today')?.label ?? '?'})`;
+}
+
 export const PACED_LABELS: Record<PacedLine, string> = {
   filter: 'core filter node (rbe)',
   'sw-memory': 'sliding-window, memory store',
   'sw-redis': 'sliding-window, Redis store',
+  'sw-redis-fleet': 'sliding-window, Redis store, every fleet rule on',
+  'sr-redis': 'sensor node, Redis store',
+  'sr-redis-confirm': 'sensor node, Redis store, confirm on',
 };
 
 function verdict(value: number, atLeast: number): string {
@@ -55,10 +66,10 @@ const bytesSpread = (values: number[]): string => (values.length ? `${min(values
 
 function throughputSection(data: RunData): string[] {
   const { trials, filterSeq, server } = data;
-  const row = (n: string, line: LineId, unit: string, ratio: number[] | undefined, target: string, met: string): string[] => {
+  const row = (n: string, line: RoundLine, unit: string, ratio: number[] | undefined, target: string, met: string): string[] => {
     const r = rates(trials.get(line));
     return [
-      n, LABELS[line], unit, thousands(median(r)), spread(r), ratio ? times(median(ratio)) : '', ratio ? ratioSpread(ratio) : '',
+      n, roundLabel(data, line), unit, thousands(median(r)), spread(r), ratio ? times(median(ratio)) : '', ratio ? ratioSpread(ratio) : '',
       target, met, micros(cpuPerUnit(trials.get(line), 'node')), micros(cpuPerUnit(trials.get(line), 'redis')),
     ];
   };
@@ -73,6 +84,12 @@ function throughputSection(data: RunData): string[] {
       row('–', 'passthrough', 'msg/s', ratiosToFilter(trials.get('passthrough'), filterSeq), 'reference', ''),
       row('2', 'sw-memory', 'msg/s', swMem, '>= 0.9x filter', verdict(median(swMem), 0.9)),
       row('3', 'sw-redis', 'msg/s', swRedis, '>= 0.8x filter', verdict(median(swRedis), 0.8)),
+      ...(data.builds.some((b) => b.id === 'today')
+        ? [
+            row('2t', 'sw-memory@today', 'msg/s', ratiosToFilter(trials.get('sw-memory@today'), filterSeq), 'line 2 before: reference', ''),
+            row('3t', 'sw-redis@today', 'msg/s', ratiosToFilter(trials.get('sw-redis@today'), filterSeq), 'line 3 before: reference', ''),
+          ]
+        : []),
       row('4', 'naive', 'msg/s', ratiosToFilter(trials.get('naive'), filterSeq), 'speed only', ''),
       row('5a', 'sr-memory', 'readings/s', undefined, '>= 200,000/s', verdict(median(rates(trials.get('sr-memory'))), 200_000)),
       row('5b', 'sr-redis', 'readings/s', srRatio, '>= 0.5x 5a', verdict(median(srRatio), 0.5)),
@@ -94,6 +111,8 @@ function throughputSection(data: RunData): string[] {
     '',
     table,
     '',
+    "2t and 3t are lines 2 and 3 on today's build (the baseline commit, built on its own), in the same rounds: flat-out throughput before and after, each against the filter trials beside it.",
+    '',
     '6a and 6b drive the sliding-window script with no Node-RED at all: a small client (bench/eval-load.ts) writes EVALSHA calls with the packed binary arguments on raw sockets, a window of calls at a time, and only counts the replies, so the rate is what redis-server alone serves. The difference between them is the cost of a call itself, paid once per call however many pings it carries.',
     '',
   ];
@@ -106,23 +125,25 @@ function signedMillis(ms: number): string {
 /** A row of the latency table: rate, line, what it achieved, its spread, the p99 against the filter's, the target and verdict, CPU and generator lag. */
 function pacedRow(p: PacedPhase, label: string, vsFilter: string, target = '', met = ''): string[] {
   return [
-    thousands(p.rate), label, thousands(p.achievedRate), millis(p.latency.p50), millis(p.latency.p99), millis(p.latency.max),
-    vsFilter, target, met, micros(p.nodeCpuUsPerMsg), micros(p.redisCpuUsPerMsg), `${millis(p.generatorLag.p99)} / ${millis(p.generatorLag.max)}`,
+    thousands(p.rate), label, thousands(p.achievedRate), millis(p.latency?.p50 ?? Number.NaN), millis(p.latency?.p99 ?? Number.NaN), millis(p.latency?.max ?? Number.NaN),
+    vsFilter, target, met, micros(p.nodeCpuUsPerMsg), micros(p.redisCpuUsPerMsg), `${millis(p.generatorLag?.p99 ?? Number.NaN)} / ${millis(p.generatorLag?.max ?? Number.NaN)}`,
   ];
 }
 
+const p99Of = (p: PacedPhase | undefined): number => p?.latency?.p99 ?? Number.NaN;
+
 export function latencySection(data: RunData): string[] {
-  if (data.paced.length === 0) return ['## Latency under steady load (issue 15, line 1)', '', 'Not run.', ''];
+  if (data.paced.length === 0 && data.redisCost.length === 0) return ['## Latency under steady load (issue 15, line 1)', '', 'Not run.', ''];
   const rows: string[][] = [];
   for (const rate of data.plan.paced.rates) {
     const filter = pacedPhase(data, 'filter', rate);
     for (const line of ['filter', 'sw-memory', 'sw-redis'] as PacedLine[]) {
       const p = pacedPhase(data, line, rate);
       if (p === undefined) {
-        rows.push([thousands(rate), PACED_LABELS[line], 'failed', '', '', '', '', '', '', '', '', '']);
+        rows.push([thousands(rate), PACED_LABELS[line], 'not run', '', '', '', '', '', '', '', '', '']);
         continue;
       }
-      const overFilter = filter === undefined ? Number.NaN : p.latency.p99 - filter.latency.p99;
+      const overFilter = p99Of(p) - p99Of(filter);
       // A line whose generator fell behind was not fed at the rate: no verdict on it.
       const fellBehind = (x: PacedPhase | undefined): boolean => x === undefined || x.achievedRate < 0.97 * rate;
       let target = '';
@@ -132,41 +153,38 @@ export function latencySection(data: RunData): string[] {
         met = fellBehind(p) || fellBehind(filter) ? 'not fed at the rate' : verdictAtMost(overFilter, 1);
       } else if (line === 'sw-redis' && rate === 50_000) {
         target = 'p99 <= 3 ms';
-        met = fellBehind(p) ? 'not fed at the rate' : verdictAtMost(p.latency.p99, 3);
+        met = fellBehind(p) ? 'not fed at the rate' : verdictAtMost(p99Of(p), 3);
       }
       rows.push(pacedRow(p, PACED_LABELS[line], line === 'filter' ? '' : signedMillis(overFilter), target, met));
     }
   }
-  for (const rate of data.plan.calm.rates) {
-    const p = pacedPhase(data, 'sw-redis', rate, 'server', 'small');
-    if (p === undefined) continue;
-    const filter = pacedPhase(data, 'filter', rate);
-    rows.push(pacedRow(p, `${PACED_LABELS['sw-redis']}, no burst before`, signedMillis(filter === undefined ? Number.NaN : p.latency.p99 - filter.latency.p99)));
-  }
-  for (const p of data.paced.find((r) => r.target === 'cluster')?.phases ?? []) {
-    rows.push(pacedRow(p, `sliding-window, Redis Cluster (${data.plan.horizontal.primaries} primaries)`, ''));
+  for (const rate of data.plan.paced.rates) {
+    const p = pacedPhase(data, 'sw-redis', rate, 'cluster');
+    if (p !== undefined) rows.push(pacedRow(p, `sliding-window, Redis Cluster (${data.plan.redis.clusterPrimaries} primaries)`, ''));
   }
   const split: string[][] = [];
-  for (const rate of data.plan.paced.rates) {
-    const p = pacedPhase(data, 'sw-redis', rate);
-    if (p?.batcherWait === undefined || p.callRoundTrip === undefined) continue;
-    split.push([
-      thousands(rate), millis(p.latency.p50), millis(p.latency.p99),
-      `${millis(p.batcherWait.p50)} / ${millis(p.batcherWait.p99)} / ${millis(p.batcherWait.max)}`,
-      `${millis(p.callRoundTrip.p50)} / ${millis(p.callRoundTrip.p99)} / ${millis(p.callRoundTrip.max)}`,
-      (p.pingsPerCall ?? Number.NaN).toFixed(1),
-    ]);
+  for (const target of ['server', 'cluster'] as const) {
+    for (const rate of data.plan.paced.rates) {
+      const p = pacedPhase(data, 'sw-redis', rate, target);
+      if (p?.batcherWait === undefined || p.callRoundTrip === undefined) continue;
+      split.push([
+        target === 'server' ? 'one server' : 'Cluster', thousands(rate), millis(p.latency?.p50 ?? Number.NaN), millis(p99Of(p)),
+        `${millis(p.batcherWait.p50)} / ${millis(p.batcherWait.p99)} / ${millis(p.batcherWait.max)}`,
+        `${millis(p.callRoundTrip.p50)} / ${millis(p.callRoundTrip.p99)} / ${millis(p.callRoundTrip.max)}`,
+        (p.pingsPerCall ?? Number.NaN).toFixed(1),
+      ]);
+    }
   }
   const low = pacedPhase(data, 'sw-redis', data.plan.paced.rates[0] ?? 0);
   const lowMem = pacedPhase(data, 'sw-memory', data.plan.paced.rates[0] ?? 0);
   const batching = low?.batcherWait
-    ? `The delay the tick batching adds: at ${thousands(low.rate)} msg/s a ping waited ${millis(low.batcherWait.p50)} ms in the tick batcher at the median before its call was sent, ${millis(low.batcherWait.p99)} ms at p99 and ${millis(low.batcherWait.max)} ms at most; the call's round trip to Redis took ${millis(low.callRoundTrip?.p50 ?? Number.NaN)} ms at the median (p99 ${millis(low.callRoundTrip?.p99 ?? Number.NaN)} ms). The batcher sends at the end of the event-loop turn a ping arrived in (at once when a call is full), so its delay is the rest of that turn, plus the wait for a free place when 8 calls are already out at Redis; the memory store's line at the same rate had a median of ${lowMem ? millis(lowMem.latency.p50) : '–'} ms.`
-    : 'The tick batcher\'s share was not measured in this run (its methods could not be wrapped, or the Redis line failed).';
+    ? `The delay the batching adds: at ${thousands(low.rate)} msg/s a ping waited ${millis(low.batcherWait.p50)} ms in the tick batcher at the median before its call was sent, ${millis(low.batcherWait.p99)} ms at p99 and ${millis(low.batcherWait.max)} ms at most, ${(low.pingsPerCall ?? Number.NaN).toFixed(1)} pings per call; the call's round trip to Redis took ${millis(low.callRoundTrip?.p50 ?? Number.NaN)} ms at the median (p99 ${millis(low.callRoundTrip?.p99 ?? Number.NaN)} ms). The batcher sends at the end of the event-loop turn a ping arrived in, or, at a quiet rate, when its linger ends (a few milliseconds; docs/redis.md, "Batching"); at once when a call is full; the memory store's line at the same rate had a median of ${lowMem ? millis(lowMem.latency?.p50 ?? Number.NaN) : '–'} ms.`
+    : "The tick batcher's share was not measured in this run (its methods could not be wrapped, or the Redis part did not run).";
   const plan = data.plan.paced;
   return [
     '## Latency under steady load (issue 15, line 1)',
     '',
-    `Each line in a fresh Node-RED process, fed at a steady rate: every millisecond the harness makes the messages due by then (1,000 vehicles, the throughput lines\' data) and fires them; ${plan.seconds} s recorded per rate after ${plan.settleSeconds} s unrecorded, after one warm-up burst of ${thousands(plan.warmupUnits)}. The rows "no burst before" run the Redis line again in a process warmed up with ${thousands(data.plan.calm.warmupUnits)} messages only, to tell a burst's effect on the tail from the rate's: after a burst of tens of thousands, V8 can allocate the objects that wait on Redis (a message, its closures, its reply) in the old generation outright, where only a major collection frees them. Latency: from the making of a message to its arrival at the node after the node under test, every message recorded. Generator lag: how late the making ticks ran behind schedule; when it is large, something held the event loop (the message was not even made yet), and the latency figures understate what a message from outside would have seen; when the achieved rate is more than 3 % short of the rate, the line was not fed at that rate and gets no verdict. CPU: per message at that rate, idle time included (Redis: every primary's). The Cluster rows come from the horizontal part, on its Cluster, at ${data.plan.pacedClusterRates.map(thousands).join(' and ')} msg/s (${data.plan.pacedClusterSeconds} s recorded each; a Cluster call carries the pings of one of its 12 key buckets, and this machine cannot feed a Cluster 50,000 a second).`,
+    `Each line in a fresh Node-RED process, fed at a steady rate: every millisecond the harness makes the messages due by then and fires them (a fleet of ${thousands(plan.assets)} vehicles, first primed with one ping each at ${thousands(plan.primeRate)} msg/s, which also warms up the JIT: no burst comes before); the filter and the memory store ${plan.seconds} s recorded per rate after ${plan.settleSeconds} s unrecorded, the Redis store's rows from the redis part (issue 31: its warm case, the working tree, ${data.plan.redis.seconds} s recorded per rate). Latency: from the making of a message to its arrival at the node after the node under test, every message recorded. Generator lag: how late the making ticks ran behind schedule; when it is large, something held the event loop (the message was not even made yet), and the latency figures understate what a message from outside would have seen; when the achieved rate is more than 3 % short of the rate, the line was not fed at that rate and gets no verdict. CPU: per message at that rate, idle time included (Redis: every primary's). The Cluster rows: ${data.plan.redis.clusterPrimaries} primaries, a call carrying the pings of one of its 12 key buckets.`,
     '',
     markdownTable(['msg/s', 'line', 'achieved', 'p50 ms', 'p99 ms', 'max ms', 'p99 vs filter', 'target', '', 'Node-RED CPU µs/msg', 'Redis CPU µs/msg', 'generator lag p99 / max ms'], rows),
     '',
@@ -174,7 +192,7 @@ export function latencySection(data: RunData): string[] {
     '### Where a Redis-store message waits',
     '',
     split.length > 0
-      ? markdownTable(['msg/s', 'p50 ms', 'p99 ms', 'in the tick batcher, p50 / p99 / max ms', 'call round trip, p50 / p99 / max ms', 'pings per call'], split)
+      ? markdownTable(['Redis', 'msg/s', 'p50 ms', 'p99 ms', 'in the tick batcher, p50 / p99 / max ms', 'call round trip, p50 / p99 / max ms', 'pings per call'], split)
       : 'Not measured in this run.',
     '',
     batching,
@@ -188,7 +206,9 @@ export function latencySection(data: RunData): string[] {
  * rate, and the p99; when one is missed, what stands in the way.
  */
 function clusterAgainstServer(data: RunData): string[] {
-  const rate = Math.max(...data.plan.pacedClusterRates);
+  const measured = data.plan.paced.rates.filter((r) => pacedPhase(data, 'sw-redis', r, 'cluster') !== undefined && pacedPhase(data, 'sw-redis', r) !== undefined);
+  if (measured.length === 0) return [];
+  const rate = Math.max(...measured);
   const cluster = pacedPhase(data, 'sw-redis', rate, 'cluster');
   const server = pacedPhase(data, 'sw-redis', rate);
   if (cluster === undefined || server === undefined) return [];
@@ -197,10 +217,10 @@ function clusterAgainstServer(data: RunData): string[] {
   const rows = [
     ['Node-RED CPU per decision, Cluster / one server', `${micros(cluster.nodeCpuUsPerMsg)} / ${micros(server.nodeCpuUsPerMsg)} µs = ${node.toFixed(2)}x`, '<= 1.5x', verdictAtMost(node, 1.5)],
     ['Redis CPU per decision (every primary), Cluster / one server', `${micros(cluster.redisCpuUsPerMsg)} / ${micros(server.redisCpuUsPerMsg)} µs = ${redis.toFixed(2)}x`, '<= 2x', verdictAtMost(redis, 2)],
-    ['p99 on the Cluster', `${millis(cluster.latency.p99)} ms`, '<= 20 ms', verdictAtMost(cluster.latency.p99, 20)],
+    ['p99 on the Cluster', `${millis(p99Of(cluster))} ms`, '<= 20 ms', verdictAtMost(p99Of(cluster), 20)],
   ];
   const perCall = cluster.pingsPerCall !== undefined && server.pingsPerCall !== undefined ? ` A Cluster call carried ${cluster.pingsPerCall.toFixed(1)} pings, a call to one server ${server.pingsPerCall.toFixed(1)}: a call's fixed cost (packing it, the ioredis command, its reply and promise on the client; reading it and running the script on the server) is paid that much more often per decision on the Cluster.` : '';
-  const missed = node > 1.5 || redis > 2 || cluster.latency.p99 > 20;
+  const missed = node > 1.5 || redis > 2 || p99Of(cluster) > 20;
   return [
     `### The Cluster against one server, ${thousands(rate)} msg/s (issue 21)`,
     '',
@@ -392,8 +412,8 @@ function checks(data: RunData): string[] {
   const failed = [...data.trials].flatMap(([line, ts]) => ts.filter((t) => t.error).map((t) => `${line} (round ${t.round}): ${t.error?.split('\n')[0] ?? ''}`));
   out.push(failed.length === 0 && data.failures.length === 0 ? '- every trial and part completed' : `- FAILED: ${[...failed, ...data.failures].join('; ')}`);
 
-  const tallies = (line: LineId): Record<string, number>[] => okResults(data.trials.get(line)).map((t) => t.tally);
-  const sw = [...tallies('sw-memory'), ...tallies('sw-redis')];
+  const tallies = (line: RoundLine): Record<string, number>[] => okResults(data.trials.get(line)).map((t) => t.tally);
+  const sw = [...tallies('sw-memory'), ...tallies('sw-redis'), ...tallies('sw-memory@today'), ...tallies('sw-redis@today')];
   const distinct = new Set(sw.map(tallyKey));
   const first = sw[0] ?? {};
   const admitted = (t: Record<string, number>): number => Object.entries(t).filter(([k]) => k.startsWith('admitted:')).reduce((s, [, n]) => s + n, 0);
@@ -401,7 +421,7 @@ function checks(data: RunData): string[] {
   if (sw.length > 0) {
     out.push(
       distinct.size === 1 && !unavailable
-        ? `- sliding window: memory and Redis made the same ${thousands(data.plan.units)} decisions in every trial (${Object.entries(first).map(([k, n]) => `${k} ${n}`).join(', ')})`
+        ? `- sliding window: memory and Redis${data.builds.length > 1 ? ", on both builds," : ''} made the same ${thousands(data.plan.units)} decisions in every trial (${Object.entries(first).map(([k, n]) => `${k} ${n}`).join(', ')})`
         : `- sliding window: DECISIONS DIFFER between trials or stores (${[...distinct].join(' / ')})`,
     );
   }
@@ -426,8 +446,11 @@ function checks(data: RunData): string[] {
   if (data.fleet.length > 0) out.push(fleetWrong.length === 0 ? '- fleet lines: no decision fell back to "store unavailable"' : `- fleet lines: STORE UNAVAILABLE in ${fleetWrong.map((f) => `${f.store} ${f.assets}`).join(', ')}`);
   const horizontalWrong = data.horizontal.filter((h) => Object.keys(h.tally).some((k) => k.endsWith(':store-unavailable')));
   if (data.horizontal.length > 0) out.push(horizontalWrong.length === 0 ? '- horizontal lines: no decision fell back to "store unavailable"' : `- horizontal lines: STORE UNAVAILABLE with ${horizontalWrong.map((h) => `${h.target} x${h.processes}`).join(', ')}`);
-  const lag = data.paced.flatMap((p) => p.phases.filter((ph) => ph.generatorLag.max > 20).map((ph) => `${p.line}${p.target === 'cluster' ? ' (Cluster)' : ''} at ${thousands(ph.rate)}/s (${millis(ph.generatorLag.max)} ms)`));
-  if (data.paced.length > 0) out.push(lag.length === 0 ? '- latency lines: the generator never ran more than 20 ms behind schedule' : `- latency lines: the generator ran more than 20 ms behind schedule in ${lag.join(', ')}: the event loop was held (GC, or the machine busy); those maxima understate what a message from outside would see`);
+  const pacedRuns = [...data.paced.map((p) => ({ name: `${p.line}${p.target === 'cluster' ? ' (Cluster)' : ''}`, phases: p.phases })), ...data.redisCost.map((r) => ({ name: `${r.line} ${r.build}${r.target === 'cluster' ? ' (Cluster)' : ''}`, phases: r.phases }))];
+  const lag = pacedRuns.flatMap((p) => p.phases.filter((ph) => (ph.generatorLag?.max ?? 0) > 20).map((ph) => `${p.name} at ${thousands(ph.rate)}/s ${ph.case} (${millis(ph.generatorLag?.max ?? Number.NaN)} ms)`));
+  if (pacedRuns.length > 0) out.push(lag.length === 0 ? '- paced lines: the generator never ran more than 20 ms behind schedule' : `- paced lines: the generator ran more than 20 ms behind schedule in ${lag.join(', ')}: the event loop was held (GC, or the machine busy); those maxima understate what a message from outside would see`);
+  const alike = decidedAlike(data);
+  if (alike !== undefined) out.push(alike);
   const rss = [...data.trials.values()].flat().flatMap((t) => (t.result ? [t.result.maxRssMB] : []));
   if (rss.length > 0) out.push(`- peak RSS of a throughput trial process: ${thousands(max(rss))} MB (${thousands(data.plan.units)} messages are queued at once)`);
   return out;
@@ -445,6 +468,7 @@ export function renderReport(data: RunData): string {
     `- took ${data.seconds.toFixed(0)} s`,
     '',
     ...issue20Section(data, data.previousFigures),
+    ...issue31Section(data),
     ...latencySection(data),
     ...fleetSection(data),
     ...horizontalSection(data),

@@ -15,9 +15,16 @@
  * reports medians. A machine that is busy with something else slows both
  * sides of a pair alike, which medians of absolute rates alone would not show.
  *
+ * Today's figures beside the new ones: the baseline commit (BENCH_BASELINE,
+ * bench/baseline.ts) is built on its own, and the script, redis and rounds
+ * parts measure it in the same run as the working tree.
+ *
  * Settings (environment): BENCH_ROUNDS, BENCH_N (messages, or readings, per
  * throughput trial), BENCH_BUDGET_S (the whole run; rounds stop starting
- * past it), BENCH_LATENCY_S (recorded seconds per rate), BENCH_ONLY (a
+ * past it), BENCH_LATENCY_S (recorded seconds per rate of the latency part),
+ * BENCH_COST_S (recorded seconds per paced phase of the redis part),
+ * BENCH_LINGER_MS (the working tree's linger in the redis part, instead of
+ * its default), BENCH_BASELINE (a commit, or `none`), BENCH_ONLY (a
  * comma-separated list of parts, for working on one of them),
  * BENCH_PROFILE_DIR (a CPU profile of each timed throughput run, see
  * worker.ts), SCRIPT_COST_PINGS, SCRIPT_COST_REPEATS and SCRIPT_COST_LUA
@@ -29,17 +36,19 @@ import { loadavg, tmpdir } from 'os';
 import { join } from 'path';
 import Redis from 'ioredis';
 import { startRedisCluster, type RedisClusterHandle } from '../test/support/redis-cluster';
+import { baselineBuild, workingBuild, type BenchBuild } from './baseline';
 import { errorText, runChild, startChild } from './children';
 import type { EvalLoadJob, EvalLoadResult } from './eval-load';
-import type { RunData, Trial } from './figures';
+import type { RedisCostRun, RoundLine, RunData, Trial } from './figures';
+import type { FloorJob, FloorPhase } from './floor';
 import type { FleetJob, FleetResult } from './fleet';
 import type { LineId, RedisTarget } from './flows';
 import { runHorizontal } from './horizontal';
 import { readPreviousFigures, writeFigures } from './issue20';
 import { redisBytesPerEntry } from './memory';
 import type { MetricsCostJob, MetricsCostResult } from './metrics-cost';
-import type { PacedJob, PacedLine, PacedPhase, PacedResult } from './paced';
-import { planFrom, type Plan, type Section } from './plan';
+import type { PacedJob, PacedLine, PacedPhase, PacedResult, PhaseSpec } from './paced';
+import { planFrom, type Plan, type RedisCostLine, type Section } from './plan';
 import { summarizeProfile } from './profile';
 import { startOwnRedis } from './redis';
 import { renderReport } from './report';
@@ -54,9 +63,14 @@ import type { TrialJob, TrialResult } from './worker';
 /* eslint-disable-next-line @typescript-eslint/no-require-imports -- the compiled code in nodes/, which is what Node-RED runs; types from src/ */
 const { scriptSource } = require('../nodes/redis/scripts') as typeof import('../src/redis/scripts');
 
-/** One round, in order: each ratio line sits between two filter trials. */
-const ROUND: LineId[] = [
-  'filter', 'passthrough', 'filter', 'sw-memory', 'filter', 'sw-redis', 'filter', 'naive', 'filter',
+/**
+ * One round, in order: each ratio line sits between two filter trials.
+ * The `@today` lines are the same node on the baseline commit's build
+ * (left out without one): memory and Redis throughput flat out, before and
+ * after, side by side.
+ */
+const ROUND: RoundLine[] = [
+  'filter', 'passthrough', 'filter', 'sw-memory', 'filter', 'sw-redis', 'filter', 'sw-memory@today', 'filter', 'sw-redis@today', 'filter', 'naive', 'filter',
   'sr-memory', 'sr-redis', 'sr-memory-confirm', 'sr-redis-confirm', 'sr-nested',
 ];
 
@@ -64,17 +78,42 @@ const ROUND: LineId[] = [
 const PROFILED_LINES: LineId[] = ['filter', 'sw-memory', 'sw-redis'];
 
 /** The quick run's round: the same lines, with a filter trial on one side of each ratio line only. */
-const QUICK_ROUND: LineId[] = [
-  'filter', 'passthrough', 'sw-memory', 'filter', 'sw-redis', 'naive', 'filter',
+const QUICK_ROUND: RoundLine[] = [
+  'filter', 'passthrough', 'sw-memory', 'filter', 'sw-redis', 'sw-memory@today', 'filter', 'sw-redis@today', 'naive', 'filter',
   'sr-memory', 'sr-redis', 'sr-memory-confirm', 'sr-redis-confirm', 'sr-nested',
 ];
 
-const PACED_LINES: PacedLine[] = ['filter', 'sw-memory', 'sw-redis'];
+/** The latency part's lines; the Redis store's paced figures are the redis part's. */
+const PACED_LINES: PacedLine[] = ['filter', 'sw-memory'];
 
-/** A throughput trial of the line at the plan's size, as the rounds and the profile part run it. */
-function trialJob(plan: Plan, line: LineId, redis: RedisTarget): TrialJob {
-  return { line, redis, units: plan.units, assets: 1000, devices: plan.devices, warmups: plan.warmups, warmupUnits: plan.warmupUnits };
+/** A build's config version, from its own compiled migrations (a node without the right one would be migrated). */
+function configVersionOf(build: BenchBuild): number {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- the build's compiled module
+  return (require(join(build.root, 'nodes', 'node-red', 'migrations.js')) as { CONFIG_VERSION: number }).CONFIG_VERSION;
 }
+
+/** A throughput trial of the line at the plan's size, as the rounds and the profile part run it; an `@today` line on the baseline's build. */
+function trialJob(plan: Plan, line: RoundLine, redis: RedisTarget, today: BenchBuild | undefined): TrialJob {
+  const [id, build] = line.split('@') as [LineId, string | undefined];
+  const pack = build === 'today' && today !== undefined ? { packRoot: today.root, configVersion: configVersionOf(today) } : {};
+  return { line: id, redis, units: plan.units, assets: 1000, devices: plan.devices, warmups: plan.warmups, warmupUnits: plan.warmupUnits, ...pack };
+}
+
+/** The phases a line of the redis part runs: each rate warm then cold, then its flat-out cases. */
+function costPhases(plan: Plan, line: RedisCostLine): PhaseSpec[] {
+  const { seconds, settleSeconds, burstUnits } = plan.redis;
+  return [
+    ...line.rates.flatMap((rate): PhaseSpec[] => (['warm', 'cold'] as const).map((c) => ({ kind: 'paced', rate, case: c, seconds, settleSeconds }))),
+    ...line.bursts.map((c): PhaseSpec => ({ kind: 'burst', case: c, units: burstUnits })),
+  ];
+}
+
+const costLine = (r: RedisCostRun, p: PacedPhase, floor: FloorPhase | undefined): string =>
+  `  redis ${r.target.padEnd(7)} ${r.line.padEnd(16)} ${r.build.padEnd(5)} ${p.kind === 'paced' ? `${thousands(p.rate).padStart(6)}/s` : 'flat out'} ${p.case.padEnd(7)} ` +
+  `Redis ${(p.redisCpuUsPerMsg ?? Number.NaN).toFixed(1)} µs (floor ${(floor?.redisCpuUsPerMsg ?? Number.NaN).toFixed(1)}), script ${(p.scriptUsPerMsg ?? Number.NaN).toFixed(2)} µs, ${(p.pingsPerCall ?? Number.NaN).toFixed(1)}/call` +
+  (p.latency ? `, p99 ${p.latency.p99.toFixed(2)} ms` : `, ${thousands(p.achievedRate)}/s`);
+
+const todayOf = (builds: readonly BenchBuild[]): BenchBuild | undefined => builds.find((b) => b.id === 'today');
 
 const started = Date.now();
 
@@ -96,10 +135,13 @@ interface Bench {
   admin: Redis;
   /** The sliding-window script's SHA on the bench's server (the rounds' server lines). */
   sha: string;
+  /** The working tree's build, then the baseline's when there is one. */
+  builds: BenchBuild[];
   part: (name: string, work: () => Promise<void>) => Promise<void>;
 }
 
-const latencyLine = (label: string, p: PacedPhase, tail: string): string => `  latency ${label} ${thousands(p.rate).padStart(6)}/s  p50 ${p.latency.p50.toFixed(2)} p99 ${p.latency.p99.toFixed(2)} ${tail}`;
+const latencyLine = (label: string, p: PacedPhase, tail: string): string =>
+  `  latency ${label} ${thousands(p.rate).padStart(6)}/s  p50 ${(p.latency?.p50 ?? Number.NaN).toFixed(2)} p99 ${(p.latency?.p99 ?? Number.NaN).toFixed(2)} ${tail}`;
 
 const RUNNERS: Record<Section, (b: Bench) => Promise<void>> = {
   async memory({ plan, data, port, part }) {
@@ -117,11 +159,13 @@ const RUNNERS: Record<Section, (b: Bench) => Promise<void>> = {
     for (let i = 0; i < plan.saving.repeats; i++) await part('saving', async () => void data.saving.push(await runChild<SavingResult>('saving.ts', job)));
   },
 
-  async script({ plan, data, port, part }) {
+  async script({ plan, data, port, builds, part }) {
     await part('script', async () => {
-      const job: ScriptCostJob = { port, pings: plan.scriptPings, repeats: plan.scriptRepeats, ...(plan.scriptLua ? { lua: plan.scriptLua } : {}) };
+      const job: ScriptCostJob = { port, pings: plan.scriptPings, repeats: plan.scriptRepeats, builds, ...(plan.scriptLua ? { lua: plan.scriptLua } : {}) };
       data.script = await runChild<ScriptCostResult>('script-cost.ts', job);
-      for (const r of data.script.rows) log(`  script alone ${String(r.pingsPerCall).padStart(3)} pings/call: ${(r.scriptUsPerCall / r.pingsPerCall).toFixed(2)} µs script, ${(r.cpuUsPerCall / r.pingsPerCall).toFixed(2)} µs CPU per ping`);
+      for (const r of data.script.rows) {
+        log(`  script alone ${r.build.padEnd(5)} ${r.case} ${String(r.pingsPerCall).padStart(3)} pings/call: ${(r.scriptUsPerCall / r.pingsPerCall).toFixed(2)} µs script, ${(r.cpuUsPerCall / r.pingsPerCall).toFixed(2)} µs CPU per ping`);
+      }
     });
   },
 
@@ -133,23 +177,58 @@ const RUNNERS: Record<Section, (b: Bench) => Promise<void>> = {
     });
   },
 
-  async latency({ plan, data, standalone, port, admin, part }) {
+  async latency({ plan, data, standalone, port, part }) {
+    const { rates, seconds, settleSeconds, assets, primeRate } = plan.paced;
     for (const line of PACED_LINES) {
       await part(`latency ${line}`, async () => {
-        const job: PacedJob = { line, redis: standalone, redisPorts: [port], assets: 1000, ...plan.paced };
+        const phases: PhaseSpec[] = rates.map((rate) => ({ kind: 'paced', rate, case: 'warm', seconds, settleSeconds }));
+        const job: PacedJob = { line, redis: standalone, redisPorts: [port], assets, primeRate, phases };
         const result = await runChild<PacedResult>('paced.ts', job);
         data.paced.push(result);
-        for (const p of result.phases) log(latencyLine(line.padEnd(9), p, `max ${p.latency.max.toFixed(1)} ms`));
+        for (const p of result.phases) log(latencyLine(line.padEnd(9), p, `max ${(p.latency?.max ?? Number.NaN).toFixed(1)} ms`));
       });
-      await admin.flushall();
     }
-    await part('latency sw-redis, no burst before', async () => {
-      const job: PacedJob = { line: 'sw-redis', redis: standalone, redisPorts: [port], assets: 1000, ...plan.paced, rates: plan.calm.rates, warmupUnits: plan.calm.warmupUnits, warmup: 'small' };
-      const result = await runChild<PacedResult>('paced.ts', job);
-      data.paced.push(result);
-      for (const p of result.phases) log(latencyLine('sw-redis (no burst)', p, `max ${p.latency.max.toFixed(1)} ms`));
-    });
-    await admin.flushall();
+  },
+
+  async redis({ plan, data, standalone, port, admin, builds, part }) {
+    const cost = plan.redis;
+    const run = async (target: 'server' | 'cluster', redis: RedisTarget, admins: readonly Redis[], ports: number[]): Promise<void> => {
+      for (const line of cost.lines) {
+        // Today's build, then the working tree's, line by line: the two see the machine as alike as it gets.
+        for (const build of [...builds].reverse()) {
+          await part(`redis ${target} ${line.line} ${build.id}`, async () => {
+            const job: PacedJob = {
+              line: line.line, redis, redisPorts: ports, packRoot: build.root, configVersion: configVersionOf(build),
+              ...(build.id === 'new' && cost.lingerMs !== undefined ? { lingerMs: cost.lingerMs } : {}),
+              assets: cost.assets, primeRate: cost.primeRate, phases: costPhases(plan, line), schedules: true,
+            };
+            const result = await runChild<PacedResult>('paced.ts', job);
+            await Promise.all(admins.map((a) => a.flushall()));
+            const entry: RedisCostRun = { target, line: line.line, build: build.id, label: build.label, phases: result.phases };
+            data.redisCost.push(entry);
+            try {
+              const floorJob: FloorJob = {
+                ports, ...(redis.mode === 'cluster' ? { cluster: { seeds: redis.seeds } } : {}), warmKeys: cost.assets, maxInFlight: redis.mode === 'cluster' ? 1 : 8,
+                phases: result.phases.map((p, i) => ({ kind: p.kind, case: p.case, messages: p.messages, seconds: p.seconds, schedule: result.schedules?.[i] ?? { at: [], size: [], group: [] } })),
+              };
+              entry.floor = await runChild<FloorPhase[]>('floor.ts', floorJob);
+            } finally {
+              await Promise.all(admins.map((a) => a.flushall()));
+            }
+            result.phases.forEach((p, i) => log(costLine(entry, p, entry.floor?.[i])));
+          });
+        }
+      }
+    };
+    await run('server', standalone, [admin], [port]);
+    if (cost.clusterPrimaries > 0) {
+      let cluster: RedisClusterHandle | undefined;
+      await part('redis cluster', async () => {
+        cluster = await startRedisCluster(cost.clusterPrimaries);
+        await run('cluster', { mode: 'cluster', seeds: cluster.seedList }, cluster.admins, cluster.primaries.map((p) => p.port));
+      });
+      await cluster?.stop();
+    }
   },
 
   async fleet({ plan, data, port, admin, part }) {
@@ -182,17 +261,7 @@ const RUNNERS: Record<Section, (b: Bench) => Promise<void>> = {
     let cluster: RedisClusterHandle | undefined;
     await part('horizontal cluster', async () => {
       cluster = await startRedisCluster(plan.horizontal.primaries);
-      const redis: RedisTarget = { mode: 'cluster', seeds: cluster.seedList };
-      await on('cluster', redis, cluster.admins);
-      // The Redis line at steady rates on the Cluster: what a decision
-      // costs there when calls carry one slot's pings.
-      const ports = cluster.primaries.map((p) => p.port);
-      await part('latency on the cluster', async () => {
-        const job: PacedJob = { ...plan.paced, seconds: plan.pacedClusterSeconds, rates: plan.pacedClusterRates, line: 'sw-redis', redis, redisPorts: ports, assets: 1000 };
-        const result = await runChild<PacedResult>('paced.ts', job);
-        data.paced.push(result);
-        for (const p of result.phases) log(latencyLine('cluster  ', p, `ms, Redis ${(p.redisCpuUsPerMsg ?? Number.NaN).toFixed(1)} µs each`));
-      });
+      await on('cluster', { mode: 'cluster', seeds: cluster.seedList }, cluster.admins);
     });
     await cluster?.stop();
   },
@@ -216,12 +285,12 @@ const RUNNERS: Record<Section, (b: Bench) => Promise<void>> = {
     log(`  tune ${data.tune.status}`);
   },
 
-  async profile({ plan, data, standalone, admin, part }) {
+  async profile({ plan, data, standalone, admin, builds, part }) {
     const dir = mkdtempSync(join(tmpdir(), 'dedup-bench-profile-'));
     try {
       for (const line of PROFILED_LINES) {
         await part(`profile ${line}`, async () => {
-          const result = await startChild<TrialResult>('worker.ts', trialJob(plan, line, standalone), undefined, { ...process.env, BENCH_PROFILE_DIR: dir }).answer;
+          const result = await startChild<TrialResult>('worker.ts', trialJob(plan, line, standalone, todayOf(builds)), undefined, { ...process.env, BENCH_PROFILE_DIR: dir }).answer;
           data.profile.push(summarizeProfile(join(dir, `${line}.cpuprofile`), line, result.units));
           log(`  profile ${line.padEnd(9)} ${thousands(result.perSecond).padStart(9)} /s (profiled)`);
         });
@@ -232,15 +301,16 @@ const RUNNERS: Record<Section, (b: Bench) => Promise<void>> = {
     }
   },
 
-  async rounds({ plan, data, standalone, port, admin, sha, part }) {
-    const round = plan.quick ? QUICK_ROUND : ROUND;
+  async rounds({ plan, data, standalone, port, admin, sha, builds, part }) {
+    const today = todayOf(builds);
+    const round = (plan.quick ? QUICK_ROUND : ROUND).filter((line) => today !== undefined || !line.endsWith('@today'));
     let seq = 0;
     for (let r = 1; r <= plan.rounds; r++) {
       const roundStart = Date.now();
       for (const line of round) {
         const trial: Trial = { round: r, seq: seq++ };
         try {
-          trial.result = await runChild<TrialResult>('worker.ts', trialJob(plan, line, standalone));
+          trial.result = await runChild<TrialResult>('worker.ts', trialJob(plan, line, standalone, today));
           if (line === 'filter') data.filterSeq.push({ seq: trial.seq, rate: trial.result.perSecond });
           log(`  round ${r} ${line.padEnd(17)} ${thousands(trial.result.perSecond).padStart(9)} /s`);
         } catch (error) {
@@ -277,8 +347,16 @@ async function main(): Promise<void> {
   if (plan.quick) process.env.BENCH_LEAN_RUNTIME = '1';
   const loadBefore = fmtLoad();
   const build = spawnSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' });
+  const builds: BenchBuild[] = [workingBuild()];
+  if (plan.redis.baseline !== undefined && plan.sections.some((s) => s === 'script' || s === 'redis' || s === 'rounds')) {
+    try {
+      builds.push(baselineBuild(plan.redis.baseline, log));
+    } catch (error) {
+      log(`bench: no baseline (${errorText(error)}); today's figures are left out`);
+    }
+  }
   const redis = await startOwnRedis();
-  log(`bench${plan.quick ? ' --quick' : ''}: redis-server ${redis.version} on 127.0.0.1:${redis.port}; parts: ${plan.sections.join(', ')}`);
+  log(`bench${plan.quick ? ' --quick' : ''}: redis-server ${redis.version} on 127.0.0.1:${redis.port}; parts: ${plan.sections.join(', ')}; builds: ${builds.map((b) => `${b.id} ${b.label}`).join(', ')}`);
 
   const data: RunData = {
     plan,
@@ -288,6 +366,8 @@ async function main(): Promise<void> {
     loadAfter: '',
     seconds: 0,
     trials: new Map(),
+    builds: builds.map((b) => ({ id: b.id, label: b.label })),
+    redisCost: [],
     filterSeq: [],
     server: new Map(),
     roundsRun: 0,
@@ -316,7 +396,7 @@ async function main(): Promise<void> {
   const admin = new Redis({ host: '127.0.0.1', port: redis.port });
   try {
     const sha = (await admin.script('LOAD', scriptSource('dedupSlidingWindow'))) as string;
-    const bench: Bench = { plan, data, port: redis.port, standalone: { mode: 'standalone', port: redis.port }, admin, sha, part };
+    const bench: Bench = { plan, data, port: redis.port, standalone: { mode: 'standalone', port: redis.port }, admin, sha, builds, part };
     for (const section of plan.sections) {
       await RUNNERS[section](bench);
       log(`bench: ${section} done`);

@@ -9,7 +9,7 @@
  * a forced GC, timeouts, and feeding a Redis store a bounded number of
  * requests at a time.
  */
-import { mkdtempSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'fs';
+import { mkdtempSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'fs';
 import { tmpdir } from 'os';
 import { join, resolve } from 'path';
 import type Redis from 'ioredis';
@@ -45,11 +45,11 @@ export interface BenchRuntime {
   stop(): Promise<void>;
 }
 
-function userDirWithPack(): string {
+function userDirWithPack(packRoot: string): string {
   const dir = mkdtempSync(join(tmpdir(), 'node-red-dedup-bench-'));
   // Node-RED finds packs in <userDir>/node_modules, as after `npm install`.
   mkdirSync(join(dir, 'node_modules', '@telemetry-dedup'), { recursive: true });
-  symlinkSync(ROOT, join(dir, 'node_modules', '@telemetry-dedup', 'node-red-dedup'), 'dir');
+  symlinkSync(packRoot, join(dir, 'node_modules', '@telemetry-dedup', 'node-red-dedup'), 'dir');
   return dir;
 }
 
@@ -71,8 +71,9 @@ export function gc(): void {
   (globalThis as { gc?: () => void }).gc?.();
 }
 
-export async function startBenchRuntime(flow: object[], globals: Record<string, unknown>): Promise<BenchRuntime> {
-  const userDir = userDirWithPack();
+/** `packRoot`: the build of the pack Node-RED loads (bench/baseline.ts); this checkout's by default. */
+export async function startBenchRuntime(flow: object[], globals: Record<string, unknown>, packRoot: string = ROOT): Promise<BenchRuntime> {
+  const userDir = userDirWithPack(packRoot);
   writeFileSync(join(userDir, 'flows.json'), JSON.stringify(flow));
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- node-red is CommonJS without types
   const RED = require('node-red') as NodeRedLike;
@@ -186,6 +187,12 @@ export function heapAfterGc(): number {
   gc();
   const usage = process.memoryUsage();
   return usage.heapUsed + usage.arrayBuffers;
+}
+
+/** The job a child process was started with (bench/children.ts): on the command line, or in a file when it is long. */
+export function jobFromArgv<T>(): T {
+  const job = JSON.parse(process.argv[2] ?? '{}') as T & { $jobFile?: string };
+  return typeof job.$jobFile === 'string' ? (JSON.parse(readFileSync(job.$jobFile, 'utf8')) as T) : job;
 }
 
 /** How a child process answers its parent (bench/children.ts): once, then it exits. */

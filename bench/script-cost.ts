@@ -1,21 +1,29 @@
 /**
  * The sliding-window script alone, no Node-RED: what a call costs
  * redis-server at 1, 10, 100 and 500 pings per call, so that the fixed cost
- * of a call and the cost of each ping are measured apart.
+ * of a call and the cost of each ping are measured apart; for warm vehicles
+ * (each with a record) and cold ones (each ping the first of its vehicle);
+ * for each build of the run (the working tree, and the baseline commit's,
+ * bench/baseline.ts); beside the floor at the same call sizes (bench/floor.ts,
+ * FLOOR_LUA: one GET and one SET per ping).
  *
- * For each size: the fleet's pings (bench/data.ts; 10,000 vehicles, as in
- * issue 20's figures; with a heading, an accuracy and event values so that
- * every rule of the script runs; about half admitted) are sent as EVALSHA calls through ioredis, a
- * few calls in flight so the server never waits for the client. Around
- * them: CONFIG RESETSTAT and INFO commandstats (usec_per_call of evalsha:
- * the script's own time, its redis.call()s included) and INFO cpu (the
- * whole server's user + system time: the script, reading the command and
- * writing the reply). The line through the 1- and the 500-ping calls gives
- * the fixed cost per call and the cost per ping.
+ * Each build is driven through its own compiled RedisWindowStore, with
+ * maxBatch set to the call size and no linger, so that every call carries
+ * exactly that many pings, whatever the build's key layout and arguments:
+ * the store packs the call as a node's would. Four calls are kept in flight,
+ * so the server never waits for the client. The fleet's pings (bench/data.ts;
+ * 10,000 vehicles, as in issue 20's figures; with a heading, an accuracy and
+ * event values, and every rule on, so that every rule of the script runs;
+ * about half admitted). Around each run: CONFIG RESETSTAT and INFO
+ * commandstats (usec of EVALSHA and EVAL: the script's own time, its
+ * redis.call()s included) and INFO cpu (the whole server's user + system
+ * time: the script, reading the command and writing the reply). The line
+ * through the 1- and the 500-ping calls gives the fixed cost per call and
+ * the cost per ping.
  *
- * Every call has a token of its own (a counter, so runs are repeatable), and
- * the replies of the whole run are hashed: two runs of the same traffic on
- * different scripts that print the same digest decided every ping alike.
+ * Every call has a token of its own (the store's), and the decisions of a
+ * whole run are hashed: two builds that print the same digest for a case
+ * decided every ping alike.
  *
  * Each size is timed in SCRIPT_COST_REPEATS runs (3) and the run with the
  * least server CPU is reported: on a shared machine other processes only
@@ -25,19 +33,22 @@
  *
  * The part `script` of npm run bench (BENCH_ONLY=script), on the bench's
  * server: SCRIPT_COST_PINGS sets the pings per size, SCRIPT_COST_REPEATS
- * the runs per size, SCRIPT_COST_LUA a variant of the script to time
- * instead, for profiling.
+ * the runs per size, SCRIPT_COST_LUA a variant of the working tree's script
+ * to time instead (with the same prelude), for profiling.
  */
 import { createHash } from 'crypto';
-import { readFileSync } from 'fs';
+import { readFileSync, realpathSync } from 'fs';
+import { join } from 'path';
 import Redis from 'ioredis';
 import type { Ping } from '../src/core/window/sliding-window';
-import { decodeOutcomes, encodePings } from '../src/stores/redis-window-store';
-import { epochKey, windowRecordKey, WINDOW_SEGMENT } from '../src/redis/key-names';
-import { scriptSource } from '../src/redis/scripts';
+import type { WindowOutcome } from '../src/stores/types';
+import type { BenchBuild } from './baseline';
 import { pingMessage } from './data';
+import { FLOOR_LUA } from './floor';
 import { answerParent, redisCpuSeconds } from './runtime';
 import { markdownTable, thousands } from './stats';
+
+export type ScriptCase = 'warm' | 'cold';
 
 export interface ScriptCostJob {
   /** The bench's server. */
@@ -45,71 +56,54 @@ export interface ScriptCostJob {
   /** Pings timed at each size, split over `repeats` runs of which the one with the least CPU counts. */
   pings: number;
   repeats: number;
-  /** A Lua file to run instead of lua/sliding-window.lua (with the same prelude): for profiling variants. */
+  builds: BenchBuild[];
+  /** A Lua file to run instead of the working tree's lua/sliding-window.lua (with the same prelude): for profiling variants. */
   lua?: string;
   /** Pings per call to time (default SIZES). */
   sizes?: number[];
 }
 
 export interface ScriptCostRow {
+  /** A build's id, or `floor`. */
+  build: BenchBuild['id'] | 'floor';
+  case: ScriptCase;
   pingsPerCall: number;
   calls: number;
-  /** INFO commandstats: evalsha usec_per_call. */
+  /** INFO commandstats: EVALSHA and EVAL usec per call. */
   scriptUsPerCall: number;
   /** INFO cpu: used_cpu_user + used_cpu_sys of the server, per call. */
   cpuUsPerCall: number;
   admitted: number;
 }
 
-/** One timed run of calls. */
-interface RunTiming {
-  calls: number;
-  scriptUsPerCall: number;
-  cpuUsPerCall: number;
-  admittedPings: number;
+/** usec per call = fixed + perPing * pings, through the 1- and the 500-ping calls. */
+export interface Fit {
+  fixedUs: number;
+  perPingUs: number;
 }
 
 export interface ScriptCostResult {
   redisVersion: string;
+  builds: { id: BenchBuild['id']; label: string }[];
   rows: ScriptCostRow[];
-  /** usec per call = fixed + perPing * pings, through the 1- and the 500-ping calls. */
-  script: { fixedUs: number; perPingUs: number };
-  cpu: { fixedUs: number; perPingUs: number };
-  /** SHA-256 (first 16 hex digits) of every reply, in order. */
-  digest: string;
-  /**
-   * The floor: the same one-ping calls to a script that does no work and
-   * returns a reply of the same size (FLOOR_LUA). What Redis charges for
-   * any EVALSHA of this shape: reading the command, the script's lookup and
-   * its KEYS and ARGV tables, the reply, the socket.
-   */
-  floor: { scriptUsPerCall: number; cpuUsPerCall: number };
+  /** Per build and case, and the floor's per case: `${build}:${case}` -> the fits of script time and of CPU. */
+  fits: Record<string, { script: Fit; cpu: Fit }>;
+  /** SHA-256 (first 16 hex digits) of every decision, in order: `${build}:${case}` -> digest. */
+  digests: Record<string, string>;
 }
-
-/** The floor's script: no reads, no writes, no decision; a reply as long as the real one. */
-const FLOOR_LUA = "return string.rep('\\0', 34 * (#KEYS - 1))";
 
 export const SIZES = [1, 10, 100, 500];
 const ASSETS = 10_000;
 const IN_FLIGHT = 4;
-const PREFIX = 'sc:';
 const ID_PREFIX = 'sc-';
 
-/** The rule ('<ddddI4'): 60 s, 25 m, 30° heading, clock guard 300 s ahead, 6 h TTL: every rule on. */
-function ruleArgument(): Buffer {
-  const rule = Buffer.alloc(36);
-  rule.writeDoubleLE(60, 0);
-  rule.writeDoubleLE(25, 8);
-  rule.writeDoubleLE(30, 16);
-  rule.writeDoubleLE(300, 24);
-  rule.writeUInt32LE(21_600, 32);
-  return rule;
-}
+/** Every rule on: 60 s, 25 m, 30° heading, clock guard 300 s ahead, 6 h TTL. */
+const SETTINGS = { minSeconds: 60, minMetres: 25, minHeadingDegrees: 30, maxAheadSeconds: 300, ttlSeconds: 21_600 };
 
-/** Ping i of the fleet, with the fields that bring the heading, accuracy and event rules in. */
-function ping(i: number): Ping {
-  const { payload } = pingMessage(i, ASSETS, ID_PREFIX);
-  const k = Math.floor(i / ASSETS);
+/** Ping i of the fleet, with the fields that bring the heading, accuracy and event rules in; `cold`: vehicle i's first. */
+function ping(i: number, cold: boolean): Ping {
+  const { payload } = pingMessage(i, cold ? 1e12 : ASSETS, cold ? 'cold-' : ID_PREFIX);
+  const k = cold ? 0 : Math.floor(i / ASSETS);
   return {
     assetId: payload.assetId,
     t: payload.ts,
@@ -129,130 +123,216 @@ function ping(i: number): Ping {
  * through all four lets the 500-ping calls' noise swing the intercept by
  * more than the fixed cost itself on a busy machine.)
  */
-function fit(rows: readonly ScriptCostRow[], usPerCall: (r: ScriptCostRow) => number): { fixedUs: number; perPingUs: number } {
+function fit(rows: readonly ScriptCostRow[], usPerCall: (r: ScriptCostRow) => number): Fit {
   const a = rows[0] as ScriptCostRow;
   const b = rows[rows.length - 1] as ScriptCostRow;
   const perPingUs = (usPerCall(b) - usPerCall(a)) / (b.pingsPerCall - a.pingsPerCall);
   return { fixedUs: usPerCall(a) - perPingUs * a.pingsPerCall, perPingUs };
 }
 
-async function evalshaUsPerCall(client: Redis): Promise<number> {
-  const info = await client.info('commandstats');
-  return Number(/^cmdstat_evalsha:.*usec_per_call=([\d.]+)/m.exec(info)?.[1] ?? Number.NaN);
+async function scriptUsec(client: Redis): Promise<number> {
+  let usec = 0;
+  for (const m of (await client.info('commandstats')).matchAll(/^cmdstat_(?:eval|evalsha):calls=\d+,usec=(\d+)/gm)) usec += Number(m[1]);
+  return usec;
 }
 
-class Caller {
-  private token = 1;
-  private readonly epoch = epochKey(PREFIX, WINDOW_SEGMENT, undefined);
-  private readonly rule = ruleArgument();
-  private readonly hash = createHash('sha256');
-  admitted = 0;
-
-  constructor(private readonly client: Redis, private readonly sha: string) {}
-
-  /** One call's arguments, built before the clock starts. */
-  args(pings: Ping[]): (string | Buffer)[] {
-    const call = Buffer.alloc(14);
-    call.writeDoubleLE(Date.now(), 0);
-    call.writeUIntLE(this.token++, 8, 6);
-    const keys = pings.map((p) => windowRecordKey(PREFIX, p.assetId));
-    return [String(keys.length + 1), this.epoch, ...keys, this.rule, call, encodePings(pings)];
-  }
-
-  /** The calls, IN_FLIGHT at a time. */
-  async run(calls: (string | Buffer)[][]): Promise<void> {
-    let next = 0;
-    const lane = async (): Promise<void> => {
-      while (next < calls.length) {
-        const args = calls[next++] as (string | Buffer)[];
-        const reply = (await this.client.callBuffer('EVALSHA', [this.sha, ...args])) as Buffer;
-        this.hash.update(reply);
-        for (const o of decodeOutcomes(reply)) if (o?.admit === true) this.admitted++;
-      }
-    };
-    await Promise.all(Array.from({ length: IN_FLIGHT }, lane));
-  }
-
-  digest(): string {
-    return this.hash.digest('hex').slice(0, 16);
-  }
+/** Sends calls of one size and waits for them, IN_FLIGHT at a time; counts and hashes what was decided. */
+interface Caller {
+  run(calls: Ping[][]): Promise<void>;
+  admitted: number;
+  digest(): string;
+  close(): void;
 }
 
-export async function scriptCost(job: ScriptCostJob, port: number): Promise<ScriptCostResult> {
+type StoreModule = typeof import('../src/stores/redis-window-store');
+type ScriptsModule = typeof import('../src/redis/scripts');
+
+/** A build's own RedisWindowStore on a client of its own, each call exactly `size` pings. */
+function storeCaller(build: BenchBuild, port: number, size: number, prefix: string, lua: string | undefined): Caller {
+  const root = realpathSync(build.root);
+  /* eslint-disable @typescript-eslint/no-require-imports -- the build's compiled modules, as Node-RED would load them */
+  const { RedisWindowStore } = require(join(root, 'nodes', 'stores', 'redis-window-store.js')) as StoreModule;
+  const scripts = require(join(root, 'nodes', 'redis', 'scripts.js')) as ScriptsModule;
+  /* eslint-enable @typescript-eslint/no-require-imports */
   const client = new Redis({ host: '127.0.0.1', port });
+  if (lua === undefined) scripts.defineDedupScripts(client);
+  else {
+    // The prelude the loader puts before the file, then the variant.
+    const source = scripts.scriptSource('dedupSlidingWindow');
+    const file = readFileSync(join(root, 'lua', 'sliding-window.lua'), 'utf8');
+    scripts.defineDedupScripts(client);
+    client.defineCommand('dedupSlidingWindow', { lua: source.slice(0, source.length - file.length) + readFileSync(lua, 'utf8') });
+  }
+  const store = new RedisWindowStore(client, SETTINGS, { keyPrefix: prefix, cluster: false, timeoutMs: 120_000, maxBatch: size });
+  const hash = createHash('sha256');
+  const caller: Caller = {
+    admitted: 0,
+    digest: () => hash.copy().digest('hex').slice(0, 16),
+    close: () => client.disconnect(),
+    run: (calls) =>
+      new Promise((resolve, reject) => {
+        let next = 0;
+        let open = 0;
+        // Per call, its outcomes in order: a call's replies come back together, in order.
+        const send = (): void => {
+          while (open < IN_FLIGHT && next < calls.length) {
+            const pings = calls[next++] as Ping[];
+            const outcomes: string[] = [];
+            open++;
+            const replies = {
+              value: (o: WindowOutcome) => {
+                outcomes.push(`${o.reason},${o.accepted},${o.suppressed}`);
+                if (o.admit) caller.admitted++;
+                if (outcomes.length === pings.length) {
+                  hash.update(outcomes.join(';'));
+                  open--;
+                  if (next >= calls.length && open === 0) resolve();
+                  else send();
+                }
+              },
+              error: (error: unknown) => reject(error instanceof Error ? error : new Error(String(error))),
+            };
+            // maxBatch is the call's size: its last ping sends it, at once.
+            for (const p of pings) store.decide(p, replies, undefined);
+          }
+        };
+        send();
+      }),
+  };
+  return caller;
+}
+
+/** FLOOR_LUA at the same call sizes, on the same keys. */
+function floorCaller(port: number, prefix: string, sha: () => string): Caller {
+  const client = new Redis({ host: '127.0.0.1', port });
+  const caller: Caller = {
+    admitted: 0,
+    digest: () => '',
+    close: () => client.disconnect(),
+    run: async (calls) => {
+      let next = 0;
+      const lane = async (): Promise<void> => {
+        while (next < calls.length) {
+          const pings = calls[next++] as Ping[];
+          await client.evalsha(sha(), pings.length, ...pings.map((p) => `${prefix}${p.assetId}`), 'x'.repeat(44), '21600');
+        }
+      };
+      await Promise.all(Array.from({ length: IN_FLIGHT }, lane));
+    },
+  };
+  return caller;
+}
+
+export async function scriptCost(job: ScriptCostJob): Promise<ScriptCostResult> {
+  const admin = new Redis({ host: '127.0.0.1', port: job.port });
   try {
-    const redisVersion = /redis_version:([^\r\n]+)/.exec(await client.info('server'))?.[1] ?? '?';
-    const source = job.lua === undefined ? scriptSource('dedupSlidingWindow') : scriptSource('dedupSlidingWindow').split('\n')[0] + '\n' + readFileSync(job.lua, 'utf8');
-    const sha = (await client.script('LOAD', source)) as string;
-    const caller = new Caller(client, sha);
-    let seq = 0;
-    const callsOf = (pingsPerCall: number, pings: number): (string | Buffer)[][] => {
-      const calls: (string | Buffer)[][] = [];
-      for (let c = 0; c < Math.max(1, Math.round(pings / pingsPerCall)); c++) {
-        const list: Ping[] = [];
-        for (let j = 0; j < pingsPerCall; j++) list.push(ping(seq++));
-        calls.push(caller.args(list));
-      }
-      return calls;
-    };
-    // Every vehicle has a record before anything is timed.
-    await caller.run(callsOf(100, 2 * ASSETS));
-    /** Times `repeats` runs of fresh calls through `through`, and keeps the one with the least Redis CPU. */
-    const leastCpu = async (through: Caller, makeCalls: () => (string | Buffer)[][]): Promise<RunTiming> => {
-      let best: RunTiming | undefined;
-      for (let r = 0; r < job.repeats; r++) {
-        const calls = makeCalls();
-        const admitted0 = through.admitted;
-        await client.config('RESETSTAT');
-        const cpu0 = await redisCpuSeconds(client);
-        await through.run(calls);
-        const cpu = (await redisCpuSeconds(client)) - cpu0;
-        const run = { calls: calls.length, scriptUsPerCall: await evalshaUsPerCall(client), cpuUsPerCall: (cpu * 1e6) / calls.length, admittedPings: through.admitted - admitted0 };
-        if (best === undefined || run.cpuUsPerCall < best.cpuUsPerCall) best = run;
-      }
-      return best as RunTiming;
-    };
+    const redisVersion = /redis_version:([^\r\n]+)/.exec(await admin.info('server'))?.[1] ?? '?';
+    const floorSha = (await admin.script('LOAD', FLOOR_LUA)) as string;
     const rows: ScriptCostRow[] = [];
-    for (const pingsPerCall of job.sizes ?? SIZES) {
-      // Fewer pings at one per call: each call is the costly part there.
-      const best = await leastCpu(caller, () => callsOf(pingsPerCall, (pingsPerCall === 1 ? job.pings / 4 : job.pings) / job.repeats));
-      const { calls, scriptUsPerCall, cpuUsPerCall, admittedPings } = best;
-      rows.push({ pingsPerCall, calls, scriptUsPerCall, cpuUsPerCall, admitted: admittedPings / (calls * pingsPerCall) });
+    const digests: Record<string, string> = {};
+    const sides: { id: BenchBuild['id'] | 'floor'; caller: (size: number, prefix: string) => Caller }[] = [
+      ...job.builds.map((build) => ({ id: build.id, caller: (size: number, prefix: string) => storeCaller(build, job.port, size, prefix, build.id === 'new' ? job.lua : undefined) })),
+      { id: 'floor' as const, caller: (_size: number, prefix: string) => floorCaller(job.port, prefix, () => floorSha) },
+    ];
+    for (const side of sides) {
+      for (const c of ['warm', 'cold'] as ScriptCase[]) {
+        const prefix = `sc-${side.id}-${c}:`;
+        let seq = 0;
+        const callsOf = (pingsPerCall: number, pings: number): Ping[][] => {
+          const calls: Ping[][] = [];
+          for (let n = 0; n < Math.max(1, Math.round(pings / pingsPerCall)); n++) {
+            const list: Ping[] = [];
+            for (let j = 0; j < pingsPerCall; j++) list.push(ping(seq++, c === 'cold'));
+            calls.push(list);
+          }
+          return calls;
+        };
+        const hash = createHash('sha256');
+        if (c === 'warm') {
+          // Every vehicle has a record before anything is timed.
+          const warming = side.caller(100, prefix);
+          await warming.run(callsOf(100, 2 * ASSETS));
+          hash.update(warming.digest());
+          warming.close();
+        }
+        for (const pingsPerCall of job.sizes ?? SIZES) {
+          const caller = side.caller(pingsPerCall, prefix);
+          let best: ScriptCostRow | undefined;
+          // Fewer pings at one per call: each call is the costly part there.
+          const perRun = (pingsPerCall === 1 ? job.pings / 4 : job.pings) / job.repeats;
+          for (let r = 0; r < job.repeats; r++) {
+            const calls = callsOf(pingsPerCall, perRun);
+            const admitted0 = caller.admitted;
+            await admin.config('RESETSTAT');
+            const cpu0 = await redisCpuSeconds(admin);
+            await caller.run(calls);
+            const cpu = (await redisCpuSeconds(admin)) - cpu0;
+            const row: ScriptCostRow = {
+              build: side.id,
+              case: c,
+              pingsPerCall,
+              calls: calls.length,
+              scriptUsPerCall: (await scriptUsec(admin)) / calls.length,
+              cpuUsPerCall: (cpu * 1e6) / calls.length,
+              admitted: (caller.admitted - admitted0) / (calls.length * pingsPerCall),
+            };
+            if (best === undefined || row.cpuUsPerCall < best.cpuUsPerCall) best = row;
+          }
+          hash.update(caller.digest());
+          caller.close();
+          rows.push(best as ScriptCostRow);
+        }
+        if (side.id !== 'floor') digests[`${side.id}:${c}`] = hash.digest('hex').slice(0, 16);
+        const written = await admin.keys(`${prefix}*`);
+        for (let i = 0; i < written.length; i += 1000) await admin.del(...written.slice(i, i + 1000));
+      }
     }
-    const floorCaller = new Caller(client, (await client.script('LOAD', FLOOR_LUA)) as string);
-    const { scriptUsPerCall, cpuUsPerCall } = await leastCpu(floorCaller, () => Array.from({ length: Math.round(job.pings / 4 / job.repeats) }, () => floorCaller.args([ping(seq++)])));
-    const written = await client.keys(`${PREFIX}*`);
-    if (written.length > 0) await client.del(...written);
-    return {
-      redisVersion,
-      rows,
-      script: fit(rows, (r) => r.scriptUsPerCall),
-      cpu: fit(rows, (r) => r.cpuUsPerCall),
-      digest: caller.digest(),
-      floor: { scriptUsPerCall, cpuUsPerCall },
-    };
+    const fits: ScriptCostResult['fits'] = {};
+    for (const side of sides) {
+      for (const c of ['warm', 'cold'] as ScriptCase[]) {
+        const mine = rows.filter((r) => r.build === side.id && r.case === c);
+        if (mine.length >= 2) fits[`${side.id}:${c}`] = { script: fit(mine, (r) => r.scriptUsPerCall), cpu: fit(mine, (r) => r.cpuUsPerCall) };
+      }
+    }
+    return { redisVersion, builds: job.builds.map((b) => ({ id: b.id, label: b.label })), rows, fits, digests };
   } finally {
-    client.disconnect();
+    admin.disconnect();
   }
 }
 
 /** The part's table, in Markdown. */
 export function scriptCostTable(r: ScriptCostResult): string {
-  const f = (x: number): string => x.toFixed(2);
+  const f = (x: number | undefined): string => (x === undefined || !Number.isFinite(x) ? '–' : x.toFixed(2));
+  const name = (id: ScriptCostRow['build']): string => (id === 'floor' ? 'floor' : `${id} (${r.builds.find((b) => b.id === id)?.label ?? '?'})`);
   const table = markdownTable(
-    ['pings per call', 'calls', 'script µs per call', 'script µs per ping', 'Redis CPU µs per call', 'Redis CPU µs per ping', 'admitted'],
-    r.rows.map((row) => [String(row.pingsPerCall), thousands(row.calls), f(row.scriptUsPerCall), f(row.scriptUsPerCall / row.pingsPerCall), f(row.cpuUsPerCall), f(row.cpuUsPerCall / row.pingsPerCall), `${(row.admitted * 100).toFixed(0)} %`]),
+    ['build', 'case', 'pings per call', 'calls', 'script µs per call', 'script µs per ping', 'Redis CPU µs per call', 'Redis CPU µs per ping', 'floor CPU µs per ping', 'CPU / floor', 'admitted'],
+    r.rows.map((row) => {
+      const floor = r.rows.find((x) => x.build === 'floor' && x.case === row.case && x.pingsPerCall === row.pingsPerCall);
+      const perPing = row.cpuUsPerCall / row.pingsPerCall;
+      const floorPerPing = floor === undefined ? Number.NaN : floor.cpuUsPerCall / floor.pingsPerCall;
+      return [
+        name(row.build), row.case, String(row.pingsPerCall), thousands(row.calls), f(row.scriptUsPerCall), f(row.scriptUsPerCall / row.pingsPerCall), f(row.cpuUsPerCall), f(perPing),
+        row.build === 'floor' ? '' : f(floorPerPing), row.build === 'floor' ? '' : `${(perPing / floorPerPing).toFixed(2)}x`, row.build === 'floor' ? '' : `${(row.admitted * 100).toFixed(0)} %`,
+      ];
+    }),
   );
+  const fits = Object.entries(r.fits).map(([key, { script, cpu }]) => {
+    const [id, c] = key.split(':') as [ScriptCostRow['build'], ScriptCase];
+    return `- ${name(id)}, ${c}: script time ${f(script.fixedUs)} µs per call + ${f(script.perPingUs)} µs per ping; Redis CPU ${f(cpu.fixedUs)} µs per call + ${f(cpu.perPingUs)} µs per ping`;
+  });
+  const alike = ['warm', 'cold'].map((c) => {
+    const values = r.builds.map((b) => r.digests[`${b.id}:${c}`]);
+    return `${c} ${values.join(' / ')}${values.length > 1 ? (new Set(values).size === 1 ? ' (alike)' : ' (DIFFERENT)') : ''}`;
+  });
   return [
     table,
     '',
-    `Through the 1- and the 500-ping calls: script time ${f(r.script.fixedUs)} µs per call + ${f(r.script.perPingUs)} µs per ping; Redis CPU ${f(r.cpu.fixedUs)} µs per call + ${f(r.cpu.perPingUs)} µs per ping (Redis ${r.redisVersion}; digest of the replies ${r.digest}).`,
+    `Through the 1- and the 500-ping calls (Redis ${r.redisVersion}):`,
     '',
-    `The floor, the same one-ping calls to a script that does nothing but return a reply of the same size: script time ${f(r.floor.scriptUsPerCall)} µs and Redis CPU ${f(r.floor.cpuUsPerCall)} µs per call. That much of a call's fixed cost is Redis' own for any EVALSHA of this shape (reading the command, looking the script up, building its KEYS and ARGV tables, writing the reply, the socket); the script's own work per call (the epoch's GET, unpacking the rule, its tables) is the rest, ${f(r.cpu.fixedUs - r.floor.cpuUsPerCall)} µs of CPU.`,
+    ...fits,
+    '',
+    `Digests of the decisions, ${r.builds.map((b) => name(b.id)).join(' / ')}: ${alike.join('; ')}.`,
   ].join('\n');
 }
 
-if (require.main === module) {
-  const job = JSON.parse(process.argv[2] ?? '{}') as ScriptCostJob;
-  answerParent(scriptCost(job, job.port));
-}
+if (require.main === module) answerParent(scriptCost(JSON.parse(process.argv[2] ?? '{}') as ScriptCostJob));

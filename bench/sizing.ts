@@ -39,7 +39,8 @@ function steadyOf(data: RunData, line: PacedLine): { quiet: number; busy: number
 export function sizingFigures(data: RunData) {
   const quiet = pacedPhase(data, 'sw-redis', QUIET_RATE);
   const busy = pacedPhase(data, 'sw-redis', BUSY_RATE);
-  const clusterPhases = data.paced.find((p) => p.line === 'sw-redis' && p.target === 'cluster')?.phases ?? [];
+  // The Redis part's warm fleet on the Cluster, the working tree: its busiest paced rate.
+  const clusterPhases = (data.redisCost.find((r) => r.line === 'sw-redis' && r.target === 'cluster' && r.build === 'new')?.phases ?? []).filter((p) => p.kind === 'paced' && p.case === 'warm');
   const clusterBusy = clusterPhases.length > 0 ? clusterPhases.reduce((a, b) => (b.rate > a.rate ? b : a)) : undefined;
   const cluster = data.horizontal.filter((h) => h.target === 'cluster');
   const largest = Math.max(...data.plan.fleet.sizes);

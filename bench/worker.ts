@@ -39,6 +39,9 @@ export interface TrialJob {
   share?: { index: number; of: number };
   /** Wait for `go` from the parent before the timed run (see above). */
   coordinated?: boolean;
+  /** The build Node-RED loads (bench/baseline.ts), and its config version; this checkout's by default. */
+  packRoot?: string;
+  configVersion?: number;
 }
 
 export interface TrialResult {
@@ -186,7 +189,8 @@ export async function runTrial(job: TrialJob): Promise<TrialResult> {
   const port = job.redis.mode === 'standalone' ? job.redis.port : 0;
   const admin = ownsRedis ? new Redis({ host: '127.0.0.1', port, lazyConnect: true }) : undefined;
   const naive = job.line === 'naive' ? new Redis({ host: '127.0.0.1', port }) : undefined;
-  const runtime = await startBenchRuntime(benchFlow(job.line, job.redis), naive ? { bench: sink, naiveRedis: naive } : { bench: sink });
+  const flow = benchFlow(job.line, job.redis, job.configVersion === undefined ? {} : { configVersion: job.configVersion });
+  const runtime = await startBenchRuntime(flow, naive ? { bench: sink, naiveRedis: naive } : { bench: sink }, job.packRoot);
   try {
     if (job.line === 'sr-memory-confirm' || job.line === 'sr-redis-confirm') {
       // A confirmation is done when dedup-confirm calls done(), whether or not it sends anything on.
