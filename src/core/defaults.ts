@@ -90,5 +90,5 @@ export const REDIS_DEFAULTS = {
   keyPrefix: 'dedup:',
   timeoutMs: 2000,
   /** The tick batcher's linger at quiet rates (redis/linger); 0: none. */
-  lingerMs: 2,
+  lingerMs: 3,
 } as const;

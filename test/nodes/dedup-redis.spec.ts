@@ -31,11 +31,11 @@ describe('dedup-redis config node', function () {
     assert.deepEqual(warningsOf('conn'), []);
   });
 
-  it('reads its linger: a whole number of milliseconds from 0 to 100, 2 when not set, and names a bad one', async function () {
+  it('reads its linger: a whole number of milliseconds from 0 to 100, 3 when not set, and names a bad one', async function () {
     type Conn = { problem?: string; connection?: { settings: { lingerMs?: number } } };
     const cases: [unknown, number | RegExp][] = [
-      [undefined, 2],
-      ['', 2],
+      [undefined, 3],
+      ['', 3],
       ['0', 0],
       [5, 5],
       ['100', 100],
