@@ -101,6 +101,8 @@ export interface BatcherOptions<Item, Result> {
    * requests (redis/linger); 0 or absent: none. Bounded by half of timeoutMs.
    */
   lingerMs?: number;
+  /** How many requests an item carries, for the linger's count (a sensor message: its keys); 1 when absent. */
+  sizeOf?: (item: Item) => number;
 }
 
 /** What the give-up clock reads and sets. */
@@ -132,8 +134,9 @@ class Call<Item> {
   sentAt = 0;
   /** Its clock was started again once, after a long turn here (never twice: a busy process must not keep a call waiting forever). */
   restarted = false;
-  /** When its first request came, while a linger is on. */
+  /** When its first request came, and the requests it carries (redis/linger counts them), while a linger is on. */
   openedAt = 0;
+  size = 0;
   /** When its requests began to wait in the linger, if they did. */
   lingeredFrom: number | undefined;
 }
@@ -218,6 +221,7 @@ export class TickBatcher<Item, Result> {
     call.onResults.push(onResult as AnyResult);
     call.onErrors.push(onError as AnyError);
     call.contexts.push(context);
+    if (this.lingering.on) call.size += this.options.sizeOf?.(item) ?? 1;
     if (call.items.length >= this.options.maxBatch) {
       // A full call goes out now rather than at the end of the turn, so that
       // Redis (on another core) works on it while the rest of a burst is
@@ -471,7 +475,6 @@ function warnOfCallback(error: unknown): void {
   process.emitWarning(error instanceof Error ? error : new Error(String(error)), 'TickBatcherCallbackError');
 }
 
-
 /**
  * The batcher's side of the linger: the groups whose open calls wait, the
  * one timer that ends the wait, and the requests that came since the last
@@ -504,8 +507,8 @@ class Lingering<Item> {
     if (!this.on) return false;
     if (arrived === 0) return this.waiting.length > 0;
     let unsent = 0;
-    for (const group of this.waiting) unsent += group.open?.items.length ?? 0;
-    for (const group of groups) if (!group.lingers) unsent += group.open?.items.length ?? 0;
+    for (const group of this.waiting) unsent += group.open?.size ?? 0;
+    for (const group of groups) if (!group.lingers) unsent += group.open?.size ?? 0;
     if (!this.linger.holds(unsent, clock.now())) return false;
     for (const group of groups) {
       if (group.open === undefined || group.lingers) continue;

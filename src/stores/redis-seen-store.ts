@@ -70,7 +70,7 @@ export class RedisSeenStore implements SeenStore {
       ...(options.refused ? { refused: options.refused } : {}),
       ...(options.classify ? { classify: options.classify } : {}),
       ...(options.onCallbackError ? { onCallbackError: options.onCallbackError } : {}),
-      ...(options.lingerMs ? { lingerMs: options.lingerMs } : {}),
+      ...(options.lingerMs ? { lingerMs: options.lingerMs, sizeOf: (part: SeenPart) => Math.max(1, part.claims.length) } : {}),
     });
   }
 

@@ -600,6 +600,19 @@ describe('redis/tick-batcher TickBatcher', () => {
       assert.equal(clock.waiting, 0, 'the linger timer is gone with them');
     });
 
+    it('counts requests by sizeOf: an item that carries enough (a sensor burst) is not held', async () => {
+      const clock = new ManualClock();
+      const { batcher, calls } = fakeBatcher({ clock, lingerMs: 5, sizeOf: (item) => (item.value.startsWith('burst') ? LINGER_ENOUGH : 1) });
+      const heard = listener();
+      await turnOf(batcher, heard, inGroup(0, 'a'));
+      clock.advance(1);
+      await turnOf(batcher, heard, inGroup(0, 'one'));
+      assert.equal(calls.length, 1, 'a single request waits');
+      clock.advance(1);
+      await turnOf(batcher, heard, inGroup(0, 'burst'));
+      assert.deepEqual(values(calls), [['a'], ['one', 'burst']], `with a burst of ${LINGER_ENOUGH} keys, enough: out at the end of the turn`);
+    });
+
     it('holds every group and sends them together when the linger ends', async () => {
       const clock = new ManualClock();
       const { batcher, calls } = fakeBatcher({ clock, lingerMs: 4, maxInFlight: 1 });
