@@ -10,7 +10,9 @@
  * same thing.
  *
  * Validators, TelemetryDedupEditor.check.*, are Node-RED 3.1+ validators,
- * `function (value, opt)` called with the node as `this`. They return true,
+ * `function (value, _opt)` called with the node as `this`: Node-RED tells
+ * them from 2.x validators by their two parameters, so `_opt`, unused, must
+ * stay (with one, the reason returned would count as valid). They return true,
  * or the reason the value is invalid, read from the node's own message
  * catalog under `<type>.validation.<name>` (and `<type>.label.<field>` for
  * the field's name), which the editor shows beside the red field.
@@ -271,7 +273,7 @@
         positive: function (property, options) {
             var whole = !!(options && options.whole);
             var blankAllowed = !!(options && options.blankAllowed);
-            return function (value, opt) {
+            return function (value, _opt) {
                 if (blankAllowed && isBlank(value)) { return true; }
                 if (isPositive(value, whole)) { return true; }
                 return reason(this, whole ? "wholePositive" : "positive", { label: fieldLabel(this, property) });
@@ -281,7 +283,7 @@
         /** A number of 0 or more (or ${ENV}); blank allowed when options.blankAllowed. */
         nonNegative: function (property, options) {
             var blankAllowed = !!(options && options.blankAllowed);
-            return function (value, opt) {
+            return function (value, _opt) {
                 if (blankAllowed && isBlank(value)) { return true; }
                 if (isEnvReference(value) || (isNumber(value) && numberOrNaN(value) >= 0)) { return true; }
                 return reason(this, "nonNegative", { label: fieldLabel(this, property) });
@@ -289,14 +291,14 @@
         },
 
         /** A turn threshold: blank (off), or more than 0 and at most 180 degrees. */
-        headingDegrees: function (value, opt) {
+        headingDegrees: function (value, _opt) {
             if (isBlank(value) || isEnvReference(value)) { return true; }
             var n = numberOrNaN(value);
             return isNumber(value) && n > 0 && n <= 180 ? true : reason(this, "headingDegrees", {});
         },
 
         /** The TTL must be positive and outlive the window, or a parked asset is "first" every time. */
-        ttlCoversWindow: function (value, opt) {
+        ttlCoversWindow: function (value, _opt) {
             if (!isPositive(value, false)) {
                 return reason(this, "positive", { label: fieldLabel(this, "ttlSeconds") });
             }
@@ -305,7 +307,7 @@
         },
 
         /** The Redis store needs an existing dedup-redis config node. */
-        redisConfig: function (value, opt) {
+        redisConfig: function (value, _opt) {
             var state = redisState(this, value);
             return state === "ok" ? true : reason(this, state);
         },
@@ -313,7 +315,7 @@
         /** A msg property path such as payload.assetId or payload["asset id"]; blank allowed when options.blankAllowed. */
         msgProperty: function (property, options) {
             var blankAllowed = !!(options && options.blankAllowed);
-            return function (value, opt) {
+            return function (value, _opt) {
                 if (blankAllowed && isBlank(value)) { return true; }
                 return isMsgPath(value) ? true : reason(this, "property", { label: fieldLabel(this, property) });
             };
@@ -321,7 +323,7 @@
 
         /** msg property paths separated by commas, or blank. */
         msgPropertyList: function (property) {
-            return function (value, opt) {
+            return function (value, _opt) {
                 if (isBlank(value)) { return true; }
                 var paths = String(value).split(",");
                 for (var i = 0; i < paths.length; i++) {
@@ -337,7 +339,7 @@
          */
         readingPath: function (property, options) {
             var typeProperty = options && options.typeProperty;
-            return function (value, opt) {
+            return function (value, _opt) {
                 if (current(this, "keyMode") === "property") { return true; }
                 if (typeProperty && current(this, typeProperty) === "msg") {
                     return isMsgPath(value) ? true : reason(this, "property", { label: fieldLabel(this, property) });
@@ -347,13 +349,13 @@
         },
 
         /** Key mode `property` needs the property (or expression) the key is read from. */
-        keyProperty: function (value, opt) {
+        keyProperty: function (value, _opt) {
             if (current(this, "keyMode") !== "property") { return true; }
             return !isBlank(value) ? true : reason(this, "keyProperty", {});
         },
 
         /** The measured fields: valid paths, distinct names (not the timestamp's), ranges in order. */
-        measures: function (value, opt) {
+        measures: function (value, _opt) {
             if (current(this, "keyMode") === "property") { return true; }
             var problem = measuresProblem(value, current(this, "tsField"));
             return problem ? reason(this, problem[0], problem[1]) : true;

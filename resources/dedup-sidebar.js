@@ -463,7 +463,7 @@
             try {
                 var row = JSON.parse(line);
                 return row && typeof row === "object" && !Array.isArray(row) ? Object.keys(row) : [];
-            } catch (e) { return []; }
+            } catch (_notJson) { return []; }
         }
         var names = [];
         var field = "";
