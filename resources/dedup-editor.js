@@ -362,6 +362,74 @@
         }
     };
 
+    /* ---------------------------------------------------- the State section */
+
+    /**
+     * The State section of the two dedup nodes' dialogs (the store, its
+     * Redis connection, Forget after, the memory store's cap and saving, and
+     * what a failing store does), written once. `{type}` is the node's type
+     * (its catalog keys are its own), `{cap}` the option that caps the memory
+     * store (maxAssets, maxKeys).
+     */
+    var STATE_SECTION = [
+        '<h4 data-i18n="{type}.section.state"></h4>',
+        '<div class="form-row">',
+        '    <label for="node-input-store"><i class="fa fa-database"></i> <span data-i18n="{type}.label.store"></span></label>',
+        '    <select id="node-input-store" style="width: calc(100% - 130px);">',
+        '        <option value="memory" data-i18n="{type}.store.memory"></option>',
+        '        <option value="redis" data-i18n="{type}.store.redis"></option>',
+        '    </select>',
+        '</div>',
+        '<div class="form-tips dedup-note-memory" data-i18n="{type}.tip.memory"></div>',
+        '<div class="form-row dedup-row-redis">',
+        '    <label for="node-input-redis"><i class="fa fa-server"></i> <span data-i18n="{type}.label.redis"></span></label>',
+        '    <input type="text" id="node-input-redis" style="width: calc(100% - 130px);">',
+        '</div>',
+        '<div class="form-row">',
+        '    <label for="node-input-ttlSeconds"><i class="fa fa-hourglass-half"></i> <span data-i18n="{type}.label.ttlSeconds"></span></label>',
+        '    <input type="text" id="node-input-ttlSeconds" style="width: 100px;"> <span data-i18n="{type}.hint.ttlSeconds"></span>',
+        '</div>',
+        '<div class="form-row dedup-note-memory">',
+        '    <label for="node-input-{cap}"><i class="fa fa-compress"></i> <span data-i18n="{type}.label.{cap}"></span></label>',
+        '    <input type="text" id="node-input-{cap}" style="width: 200px;">',
+        '</div>',
+        '<div class="form-row dedup-note-memory">',
+        '    <label for="node-input-persistSeconds"><i class="fa fa-floppy-o"></i> <span data-i18n="{type}.label.persistSeconds"></span></label>',
+        '    <input type="text" id="node-input-persistSeconds" style="width: 100px;"> <span data-i18n="{type}.hint.persistSeconds"></span>',
+        '</div>',
+        '<div class="form-row">',
+        '    <label for="node-input-onStoreError"><i class="fa fa-exclamation-triangle"></i> <span data-i18n="{type}.label.onStoreError"></span></label>',
+        '    <select id="node-input-onStoreError" style="width: calc(100% - 130px);">',
+        '        <option value="admit" data-i18n="{type}.onStoreError.admit"></option>',
+        '        <option value="error" data-i18n="{type}.onStoreError.error"></option>',
+        '    </select>',
+        '</div>'
+    ].join("\n");
+
+    /** Where a node's template wants the State section, naming its cap. */
+    var STATE_PLACEHOLDER = /<div class="dedup-state-section" data-cap="(\w+)"><\/div>/;
+
+    /**
+     * Puts the State section into the edit template of `type` where it holds
+     * the placeholder. Called as the node's editor file loads: the section
+     * must be in the template itself, since Node-RED fills the fields from
+     * the node (and makes the Redis field a config node select) before
+     * oneditprepare. The editor puts a module's files in the page before it
+     * runs their scripts; should a template come later, it is done once the
+     * page has it.
+     */
+    function stateSection(type, tries) {
+        var template = $('script[type="text/html"][data-template-name="' + type + '"]');
+        if (!template.length) {
+            if ((tries || 0) < 20) { setTimeout(function () { stateSection(type, (tries || 0) + 1); }, 0); }
+            else { console.warn("[" + type + "] no edit template to put the State section into"); }
+            return;
+        }
+        template.text(template.text().replace(STATE_PLACEHOLDER, function (placeholder, cap) {
+            return STATE_SECTION.replace(/\{type\}/g, type).replace(/\{cap\}/g, cap);
+        }));
+    }
+
     /* ------------------------------------------------------ dialog wiring */
 
     /** Shows the Redis row only for the Redis store, and the memory rows only for memory. */
@@ -523,6 +591,7 @@
         readingOrMsgInput: readingOrMsgInput,
         revalidateOnChange: revalidateOnChange,
         foldingSection: foldingSection,
-        measuresList: measuresList
+        measuresList: measuresList,
+        stateSection: stateSection
     };
 })();
