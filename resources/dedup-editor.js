@@ -158,7 +158,7 @@
 
     /**
      * A property path inside a reading, as the runtime parses it
-     * (src/core/property-path.ts): names between dots, [index], ["quoted name"].
+     * (src/core/parse/property-path.ts): names between dots, [index], ["quoted name"].
      * Returns the parts, or null when the path is not valid.
      */
     function parseReadingPath(text) {
@@ -244,7 +244,7 @@
     function measuresProblem(measures, tsField) {
         if (!Array.isArray(measures) || measures.length === 0) { return ["measures", {}]; }
         var tsParts = parseReadingPath(tsField);
-        // The timestamp is hashed as "ts" whatever its path (src/core/reading.ts, TS_NAME).
+        // The timestamp is hashed as "ts" whatever its path (src/core/sensor/reading.ts, TS_NAME).
         var tsName = "ts";
         var names = {};
         for (var i = 0; i < measures.length; i++) {
