@@ -92,8 +92,11 @@ export async function main(argv: readonly string[], io: Io = PROCESS_IO, progres
   const rule = ruleOf({ ttlSeconds: options.ttlSeconds });
   const spec = { seconds: options.seconds, metres: options.metres };
   const loud = columns.size > progressFrom;
-  const cells = await runGridThreaded(columns, spec, rule, options.threads, (done, total) => {
-    if (loud) io.stderr(t('cli.progress.cell', { done, total }) + '\n');
+  const cells = await runGridThreaded(columns, spec, rule, {
+    threads: options.threads,
+    onCell: (done, total) => {
+      if (loud) io.stderr(t('cli.progress.cell', { done, total }) + '\n');
+    },
   });
   const result = whatIf(columns, { spec, rule, heartbeatSeconds: options.heartbeatSeconds }, cells);
   const report: Report = { file, read: summary, rule, result };

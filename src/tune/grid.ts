@@ -57,7 +57,16 @@ export function decideAll(columns: PingColumns, settings: MemoryWindowSettings):
   WINDOW_REASON_BY_CODE.forEach((reason, code) => {
     if (reason !== undefined && (byCode[code] as number) > 0) reasons[reason] = byCode[code];
   });
-  return cell(settings.minSeconds, settings.minMetres, columns.size, admitted, reasons);
+  const received = columns.size;
+  return {
+    minSeconds: settings.minSeconds,
+    minMetres: settings.minMetres,
+    received,
+    admitted,
+    suppressed: received - admitted,
+    admittedFraction: received === 0 ? 0 : admitted / received,
+    reasons,
+  };
 }
 
 /** The settings of every cell of the grid, in the cells' order: Heartbeat first (one row per Heartbeat, then per Movement). */
@@ -74,16 +83,4 @@ export function runGrid(columns: PingColumns, spec: GridSpec, rule: GridRule, on
     onCell?.(cells.length, settings.length);
   }
   return cells;
-}
-
-function cell(minSeconds: number, minMetres: number, received: number, admitted: number, reasons: GridCell['reasons']): GridCell {
-  return {
-    minSeconds,
-    minMetres,
-    received,
-    admitted,
-    suppressed: received - admitted,
-    admittedFraction: received === 0 ? 0 : admitted / received,
-    reasons,
-  };
 }
