@@ -31,7 +31,7 @@
  * (the script part, see script-cost.ts).
  */
 import { spawnSync } from 'child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'fs';
 import { loadavg, tmpdir } from 'os';
 import { join } from 'path';
 import Redis from 'ioredis';
@@ -48,7 +48,7 @@ import { readPreviousFigures, writeFigures } from './issue20';
 import { redisBytesPerEntry } from './memory';
 import type { MetricsCostJob, MetricsCostResult } from './metrics-cost';
 import type { PacedJob, PacedLine, PacedPhase, PacedResult, PhaseSpec } from './paced';
-import { planFrom, type Plan, type RedisCostLine, type Section } from './plan';
+import { planFrom, type Plan, type RedisCostLine, type Section, type ServerRun } from './plan';
 import { summarizeProfile } from './profile';
 import { startOwnRedis } from './redis';
 import { renderReport } from './report';
@@ -341,7 +341,36 @@ const RUNNERS: Record<Section, (b: Bench) => Promise<void>> = {
   },
 };
 
+/** Where a run keeps what it measured, so that BENCH_RENDER can write the reports again without measuring. */
+const LAST_RUN = join(tmpdir(), 'node-red-dedup-bench-last-run.json');
+
+function saveRun(data: RunData): void {
+  writeFileSync(LAST_RUN, JSON.stringify({ ...data, trials: [...data.trials], server: [...data.server] }));
+}
+
+function loadRun(file: string): RunData {
+  const raw = JSON.parse(readFileSync(file, 'utf8')) as Omit<RunData, 'trials' | 'server'> & { trials: [RoundLine, Trial[]][]; server: [ServerRun['id'], EvalLoadResult[]][] };
+  return { ...raw, trials: new Map(raw.trials), server: new Map(raw.server) };
+}
+
+/** bench/results.md, bench/figures.json and docs/performance.md from a run's data. */
+function writeReports(data: RunData): void {
+  const report = renderReport(data);
+  process.stdout.write(`${report}\n`);
+  writeFileSync(join(__dirname, 'results.md'), `${report}\n`);
+  writeFigures(data, data.previousFigures);
+  mkdirSync(join(ROOT, 'docs'), { recursive: true });
+  writeFileSync(join(ROOT, 'docs', 'performance.md'), `${renderPerformanceDoc(data)}\n`);
+}
+
 async function main(): Promise<void> {
+  const rendering = process.env.BENCH_RENDER;
+  if (rendering !== undefined && rendering !== '') {
+    // The reports again from a run's data (the last run's: LAST_RUN), for working on them.
+    writeReports(loadRun(rendering));
+    log(`bench: written from ${rendering}`);
+    return;
+  }
   const plan = planFrom(process.argv.slice(2));
   // Inherited by every child: see runtime.ts.
   if (plan.quick) process.env.BENCH_LEAN_RUNTIME = '1';
@@ -408,13 +437,9 @@ async function main(): Promise<void> {
 
   data.loadAfter = fmtLoad();
   data.seconds = (Date.now() - started) / 1000;
-  const report = renderReport(data);
-  process.stdout.write(`${report}\n`);
-  writeFileSync(join(__dirname, 'results.md'), `${report}\n`);
-  writeFigures(data, data.previousFigures);
-  mkdirSync(join(ROOT, 'docs'), { recursive: true });
-  writeFileSync(join(ROOT, 'docs', 'performance.md'), `${renderPerformanceDoc(data)}\n`);
-  log('bench: written to bench/results.md, bench/figures.json and docs/performance.md');
+  saveRun(data);
+  writeReports(data);
+  log(`bench: written to bench/results.md, bench/figures.json and docs/performance.md (the data kept in ${LAST_RUN}: BENCH_RENDER=<that file> writes them again)`);
 }
 
 main().catch((error: unknown) => {
