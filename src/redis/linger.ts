@@ -22,7 +22,13 @@
  *   brought requests longer ago than that, waiting would most likely
  *   gather nothing and only add delay (a trickle of messages is sent at
  *   once, as without a linger);
- * - the oldest waiting request has waited less than the linger.
+ * - the oldest waiting request has waited less than the linger;
+ * - the last wait filled its calls: when the calls it sent carried fewer
+ *   than MIN_SHARE requests each on average, the linger rests for REST_MS.
+ *   That is a Cluster at a quiet rate, where each of the 12 buckets' calls
+ *   still carries about one request after a wait: npm run bench measured a
+ *   few per cent less Redis CPU there for the whole delay, so there it
+ *   waits once a second, to see whether the traffic has grown.
  * The batcher sends what waits when the linger ends, when ENOUGH have
  * gathered, and at once when the node closes (TickBatcher.drain). Calls of
  * every group (on a Cluster, every bucket) wait and go out together, so a
@@ -35,6 +41,10 @@
 
 /** Requests (pings, or sensor keys) that make a call worth sending without waiting for more. */
 export const LINGER_ENOUGH = 16;
+/** Requests per call a wait must gather on average to be worth its delay. */
+export const LINGER_MIN_SHARE = 2;
+/** How long the linger rests after a wait that did not fill its calls. */
+export const LINGER_REST_MS = 1000;
 
 /** The linger a store uses: the one asked for, but never more than half its timeout (Redis keeps at least the other half to answer). */
 export function effectiveLinger(lingerMs: number, timeoutMs: number): number {
@@ -47,6 +57,8 @@ export class Linger {
   private lastTurn = -Infinity;
   /** When the oldest request waiting now began to wait; undefined while none waits. */
   private waitingSince: number | undefined;
+  /** Until when the linger rests (its last wait did not fill its calls). */
+  private restUntil = -Infinity;
 
   constructor(
     /** At most this many milliseconds; 0: off. */
@@ -78,7 +90,7 @@ export class Linger {
     this.lastTurn = now;
     if (this.maxMs <= 0 || unsent >= this.enough) return false;
     if (this.waitingSince === undefined) {
-      if (gap > this.maxMs) return false;
+      if (gap > this.maxMs || now < this.restUntil) return false;
       this.waitingSince = now;
     }
     return now - this.waitingSince < this.maxMs;
@@ -87,5 +99,10 @@ export class Linger {
   /** What waited has been sent. */
   sent(): void {
     this.waitingSince = undefined;
+  }
+
+  /** A wait ended with `requests` in `calls` calls: if they did not share calls, the linger rests. */
+  filled(calls: number, requests: number, now: number): void {
+    if (calls > 0 && requests < LINGER_MIN_SHARE * calls) this.restUntil = now + LINGER_REST_MS;
   }
 }

@@ -290,11 +290,11 @@ export class TickBatcher<Item, Result> {
       for (const group of groups) this.pump(group);
       return;
     }
-    this.release(this.lingering.take(this.clock));
+    this.release(this.lingering.over(this.clock));
     this.release(groups);
   }
 
-  private readonly releaseLingering = (): void => this.release(this.lingering.take(this.clock));
+  private readonly releaseLingering = (): void => this.release(this.lingering.over(this.clock));
 
   /** Closes the groups' open calls and sends what their places in flight allow, in order. */
   private release(groups: readonly Group<Item>[]): void {
@@ -519,7 +519,20 @@ class Lingering<Item> {
     return true;
   }
 
-  /** The groups that waited, to be sent now: the wait is over. */
+  /** The groups that waited, to be sent now because the wait is over (it ended, or enough came): how well it filled their calls is noted. */
+  over(clock: BatcherClock): Group<Item>[] {
+    let calls = 0;
+    let requests = 0;
+    for (const group of this.waiting) {
+      if (group.open === undefined) continue;
+      calls++;
+      requests += group.open.size;
+    }
+    this.linger.filled(calls, requests, clock.now());
+    return this.take(clock);
+  }
+
+  /** The groups that waited, to be sent now (the node closes). */
   take(clock: BatcherClock): Group<Item>[] {
     this.stop(clock);
     const waiting = this.waiting;

@@ -4,7 +4,7 @@
  * tick-batcher.spec.ts.
  */
 import assert from 'node:assert/strict';
-import { effectiveLinger, Linger, LINGER_ENOUGH } from '../../../src/redis/linger';
+import { effectiveLinger, Linger, LINGER_ENOUGH, LINGER_MIN_SHARE, LINGER_REST_MS } from '../../../src/redis/linger';
 
 describe('redis/linger', () => {
   describe('effectiveLinger', () => {
@@ -44,6 +44,28 @@ describe('redis/linger', () => {
       assert.equal(linger.since, undefined);
       assert.equal(linger.holds(1, 104.5), true, 'the next turn, 0.5 ms later, starts a new wait');
       assert.equal(linger.since, 104.5);
+    });
+
+    it(`rests ${LINGER_REST_MS} ms after a wait whose calls carried fewer than ${LINGER_MIN_SHARE} requests each (a Cluster at a quiet rate)`, () => {
+      const linger = new Linger(3);
+      linger.holds(1, 100);
+      assert.equal(linger.holds(2, 101), true);
+      linger.filled(12, 14, 104);
+      linger.sent();
+      assert.equal(linger.holds(1, 104.5), false, 'resting');
+      assert.equal(linger.holds(1, 105), false);
+      assert.equal(linger.holds(1, 104 + LINGER_REST_MS - 0.5), false);
+      assert.equal(linger.holds(1, 104 + LINGER_REST_MS + 0.1), true, 'and waits again after the rest');
+    });
+
+    it('goes on waiting after a wait that filled its calls (one server)', () => {
+      const linger = new Linger(3);
+      linger.holds(1, 100);
+      assert.equal(linger.holds(2, 101), true);
+      assert.equal(linger.holds(4, 103), true);
+      linger.filled(1, 7, 104);
+      linger.sent();
+      assert.equal(linger.holds(2, 104.5), true);
     });
 
     it(`does not hold ${LINGER_ENOUGH} requests or more: a busy rate has no linger`, () => {

@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { createServer, connect, type Server, type Socket } from 'net';
-import { LINGER_ENOUGH } from '../../../src/redis/linger';
+import { LINGER_ENOUGH, LINGER_REST_MS } from '../../../src/redis/linger';
 import { TickBatcher, TimeoutError, type BatcherOptions } from '../../../src/redis/tick-batcher';
 import { ManualClock } from '../../support/manual-clock';
 
@@ -626,6 +626,28 @@ describe('redis/tick-batcher TickBatcher', () => {
       clock.advance(2);
       assert.deepEqual(values(calls), [['first'], ['1a'], ['2a', '2b'], ['3a']], 'all at once, one call per group, the groups in the order they began to wait');
       await until(() => heard.results.length === 5);
+    });
+
+    it('rests after a wait that did not fill calls (each group a request, as a Cluster\'s buckets at a quiet rate), and waits again later', async () => {
+      const clock = new ManualClock();
+      const { batcher, calls } = fakeBatcher({ clock, lingerMs: 4, maxInFlight: 1 });
+      const heard = listener();
+      await turnOf(batcher, heard, inGroup(1, 'a'));
+      clock.advance(1);
+      await turnOf(batcher, heard, [...inGroup(2, 'b'), ...inGroup(3, 'c')]);
+      clock.advance(4);
+      assert.deepEqual(values(calls), [['a'], ['b'], ['c']], 'one wait: two calls of one request each');
+      clock.advance(1);
+      await turnOf(batcher, heard, inGroup(4, 'd'));
+      assert.deepEqual(values(calls).at(-1), ['d'], 'the next close turn is not held: the linger rests');
+      clock.advance(LINGER_REST_MS);
+      await turnOf(batcher, heard, inGroup(5, 'e'));
+      clock.advance(1);
+      await turnOf(batcher, heard, inGroup(5, 'f'));
+      assert.deepEqual(values(calls).at(-1), ['e'], 'after the rest a close turn waits again');
+      clock.advance(4);
+      assert.deepEqual(values(calls).at(-1), ['f']);
+      await until(() => heard.results.length === 6);
     });
 
     it('sends at once what waits when drain() is called (the node closes), and holds nothing after', async () => {
