@@ -23,12 +23,15 @@
  *   gather nothing and only add delay (a trickle of messages is sent at
  *   once, as without a linger);
  * - the oldest waiting request has waited less than the linger;
- * - the last wait filled its calls: when the calls it sent carried fewer
- *   than MIN_SHARE requests each on average, the linger rests for REST_MS.
- *   That is a Cluster at a quiet rate, where each of the 12 buckets' calls
- *   still carries about one request after a wait: npm run bench measured a
- *   few per cent less Redis CPU there for the whole delay, so there it
- *   waits once a second, to see whether the traffic has grown.
+ * - the last wait filled its calls: when it ended with calls of several
+ *   groups carrying fewer than MIN_SHARE requests each on average, the
+ *   linger rests for REST_MS. That is a Cluster at a quiet rate, where each
+ *   of the 12 buckets' calls still carries about one request after a wait:
+ *   npm run bench measured a few per cent less Redis CPU there for the
+ *   whole delay, so there it waits once a second, to see whether the
+ *   traffic has grown. One group's call (one server) is never judged so: a
+ *   wait that gathered one request there is a pause of the traffic or of
+ *   the process, not a sign that waiting does not pay.
  * The batcher sends what waits when the linger ends, when ENOUGH have
  * gathered, and at once when the node closes (TickBatcher.drain). Calls of
  * every group (on a Cluster, every bucket) wait and go out together, so a
@@ -101,8 +104,8 @@ export class Linger {
     this.waitingSince = undefined;
   }
 
-  /** A wait ended with `requests` in `calls` calls: if they did not share calls, the linger rests. */
+  /** A wait ended with `requests` in `calls` calls: if they were spread over several calls without sharing them, the linger rests. */
   filled(calls: number, requests: number, now: number): void {
-    if (calls > 0 && requests < LINGER_MIN_SHARE * calls) this.restUntil = now + LINGER_REST_MS;
+    if (calls > 1 && requests < LINGER_MIN_SHARE * calls) this.restUntil = now + LINGER_REST_MS;
   }
 }

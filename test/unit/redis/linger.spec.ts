@@ -58,7 +58,7 @@ describe('redis/linger', () => {
       assert.equal(linger.holds(1, 104 + LINGER_REST_MS + 0.1), true, 'and waits again after the rest');
     });
 
-    it('goes on waiting after a wait that filled its calls (one server)', () => {
+    it('goes on waiting after a wait that filled its calls, and after any wait of one call (one server: a pause, not a spread)', () => {
       const linger = new Linger(3);
       linger.holds(1, 100);
       assert.equal(linger.holds(2, 101), true);
@@ -66,6 +66,10 @@ describe('redis/linger', () => {
       linger.filled(1, 7, 104);
       linger.sent();
       assert.equal(linger.holds(2, 104.5), true);
+      assert.equal(linger.holds(3, 106), true);
+      linger.filled(1, 1, 107.5);
+      linger.sent();
+      assert.equal(linger.holds(1, 108), true, 'one call of one request: no rest');
     });
 
     it(`does not hold ${LINGER_ENOUGH} requests or more: a busy rate has no linger`, () => {
