@@ -7,10 +7,17 @@
  * Bounded twice: a record expires ttlSeconds after its last admission, as the
  * Redis key does, and past maxAssets the record admitted longest ago goes.
  * The records live in columns indexed by slot (see core/structures/recency-index); a
- * suppression changes only a count and leaves the record's place in the
- * chain, as it leaves the Redis key's TTL.
+ * suppression changes only a count (and, for a `jump`, the jump candidate)
+ * and leaves the record's place in the chain, as it leaves the Redis key's
+ * TTL.
+ *
+ * A record is the asset's baseline, its counts, and its jump candidate
+ * (core/window/sliding-window's jump guard), which the rule reads and
+ * leaves as it should be after each ping. A change of candidate is told to
+ * the journal like an admission, so the saved state keeps it; jumps are
+ * rare, so this costs nothing on the usual path.
  */
-import { baselineOf, decideWindow, type Ping, type WindowBaseline } from '../core/window/sliding-window';
+import { baselineOf, clearCandidate, decideWindow, type JumpCandidate, type Ping, type WindowBaseline } from '../core/window/sliding-window';
 import { grown, RecencyIndex } from '../core/structures/recency-index';
 import { RuleColumns } from '../core/window/rule-columns';
 import { withCounts, type Replies, type WindowOutcome, type WindowSettings, type WindowStore } from './types';
@@ -25,6 +32,8 @@ export interface WindowEntry extends WindowBaseline {
   expiresAt: number;
   accepted: number;
   suppressed: number;
+  /** The jump candidate; count 0: none. */
+  candidate: JumpCandidate;
 }
 
 export class MemoryWindowStore implements WindowStore {
@@ -35,10 +44,17 @@ export class MemoryWindowStore implements WindowStore {
   private expiresAt = new Float64Array(0);
   private accepted = new Float64Array(0);
   private suppressed = new Float64Array(0);
+  /** Each record's jump candidate, by slot; a count of 0 is none. */
+  private candidateT = new Float64Array(0);
+  private candidateLat = new Float64Array(0);
+  private candidateLon = new Float64Array(0);
+  private candidateCount = new Float64Array(0);
   /** What entryView() fills. */
-  private readonly view = {} as WindowEntry;
+  private readonly view = { candidate: noCandidate() } as WindowEntry;
   /** Handed to decideWindow, which reads it and keeps nothing. */
-  private readonly baseline: WindowBaseline = { t: 0, lat: 0, lon: 0, heading: NaN, accuracy: 0, events: 0 };
+  private readonly baseline: WindowBaseline = { t: 0, lat: 0, lon: 0, heading: NaN, accuracy: 0, events: 0, value: NaN };
+  /** Handed to decideWindow, which leaves in it the candidate after the ping. */
+  private readonly candidate: JumpCandidate = noCandidate();
   /** Told of every admission (a record written) and reset: the journal of the persisted state. */
   onChange: ((assetId: string) => void) | undefined;
   onClear: (() => void) | undefined;
@@ -53,6 +69,10 @@ export class MemoryWindowStore implements WindowStore {
       this.expiresAt = grown(this.expiresAt, capacity);
       this.accepted = grown(this.accepted, capacity);
       this.suppressed = grown(this.suppressed, capacity);
+      this.candidateT = grown(this.candidateT, capacity);
+      this.candidateLat = grown(this.candidateLat, capacity);
+      this.candidateLon = grown(this.candidateLon, capacity);
+      this.candidateCount = grown(this.candidateCount, capacity);
     });
   }
 
@@ -95,29 +115,39 @@ export class MemoryWindowStore implements WindowStore {
       this.index.remove(slot);
       slot = undefined;
     }
+    const candidate = this.candidate;
     if (slot === undefined) {
+      // No record, so no candidate either; a ping suppressed here (ahead,
+      // no-fix, poor-fix) writes no record and counts in none.
       const verdict = decideWindow(undefined, ping, this.settings, now);
       if (!verdict.admit) return withCounts(verdict, 0, 0);
-      this.write(this.index.insert(ping.assetId), ping, now, 1, 0);
+      clearCandidate(candidate);
+      this.write(this.index.insert(ping.assetId), ping, now, 1, 0, candidate);
       return withCounts(verdict, 1, 0);
     }
-    const verdict = decideWindow(this.baselines.read(slot, this.baseline), ping, this.settings, now);
+    const countBefore = this.readCandidate(slot, candidate);
+    const tBefore = candidate.t;
+    const verdict = decideWindow(this.baselines.read(slot, this.baseline), ping, this.settings, now, candidate);
     const accepted = this.accepted[slot] as number;
     const suppressed = this.suppressed[slot] as number;
     if (verdict.reason === 'replayed') return withCounts(verdict, accepted, suppressed);
     if (verdict.admit) {
-      this.write(slot, ping, now, accepted + 1, suppressed);
+      this.write(slot, ping, now, accepted + 1, suppressed, candidate);
       this.index.touch(slot);
       return withCounts(verdict, accepted + 1, suppressed);
     }
     this.suppressed[slot] = suppressed + 1;
+    if (candidate.count !== countBefore || candidate.t !== tBefore) {
+      this.writeCandidate(slot, candidate);
+      this.onChange?.(ping.assetId);
+    }
     return withCounts(verdict, accepted, suppressed + 1);
   }
 
   /** The record of an asset; undefined when there is none. */
   entry(assetId: string): WindowEntry | undefined {
     const slot = this.index.slot(assetId);
-    return slot === undefined ? undefined : this.entryAt(slot, {} as WindowEntry);
+    return slot === undefined ? undefined : this.entryAt(slot, { candidate: noCandidate() } as WindowEntry);
   }
 
   /** entry(), filling one object reused from call to call: for the journal, which encodes it at once. */
@@ -142,7 +172,9 @@ export class MemoryWindowStore implements WindowStore {
       this.index.removeKey(entry.assetId);
       return;
     }
-    this.put(this.index.upsert(entry.assetId), entry, entry.expiresAt, entry.accepted, entry.suppressed);
+    const slot = this.index.upsert(entry.assetId);
+    this.put(slot, entry, entry.expiresAt, entry.accepted, entry.suppressed);
+    this.writeCandidate(slot, entry.candidate);
   }
 
   /** Forgets an asset on a restore (a delete in the journal). */
@@ -150,9 +182,25 @@ export class MemoryWindowStore implements WindowStore {
     this.index.removeKey(assetId);
   }
 
-  private write(slot: number, ping: Ping, now: number, accepted: number, suppressed: number): void {
+  private write(slot: number, ping: Ping, now: number, accepted: number, suppressed: number, candidate: JumpCandidate): void {
     this.put(slot, baselineOf(ping), now + this.settings.ttlSeconds * 1000, accepted, suppressed);
+    this.writeCandidate(slot, candidate);
     this.onChange?.(ping.assetId);
+  }
+
+  /** Slot's candidate into `into`; returns its count. */
+  private readCandidate(slot: number, into: JumpCandidate): number {
+    into.t = this.candidateT[slot] as number;
+    into.lat = this.candidateLat[slot] as number;
+    into.lon = this.candidateLon[slot] as number;
+    return (into.count = this.candidateCount[slot] as number);
+  }
+
+  private writeCandidate(slot: number, candidate: JumpCandidate): void {
+    this.candidateT[slot] = candidate.t;
+    this.candidateLat[slot] = candidate.lat;
+    this.candidateLon[slot] = candidate.lon;
+    this.candidateCount[slot] = candidate.count;
   }
 
   private put(slot: number, stored: WindowBaseline, expiresAt: number, accepted: number, suppressed: number): void {
@@ -168,10 +216,15 @@ export class MemoryWindowStore implements WindowStore {
     into.expiresAt = this.expiresAt[slot] as number;
     into.accepted = this.accepted[slot] as number;
     into.suppressed = this.suppressed[slot] as number;
+    this.readCandidate(slot, into.candidate);
     return into;
   }
 
   private expire(now: number): void {
     this.index.removeExpired(this.expiresAt, now);
   }
+}
+
+function noCandidate(): JumpCandidate {
+  return { t: 0, lat: 0, lon: 0, count: 0 };
 }

@@ -39,6 +39,7 @@ export function withCounts(verdict: WindowVerdict, accepted: number, suppressed:
     dtSeconds: verdict.dtSeconds,
     distanceMetres: verdict.distanceMetres,
     headingChange: verdict.headingChange,
+    valueChange: verdict.valueChange ?? null,
     accepted,
     suppressed,
   };

@@ -130,8 +130,8 @@ describe('dedup-stats node', function () {
     assert.deepEqual({ name: vans.name, type: vans.type, flow: vans.flow, store: vans.store, running: vans.running }, { name: 'vans', type: 'sliding-window-dedup', flow: 'stats tab', store: 'memory', running: true });
     assert.deepEqual(vans.totals, { admitted: 3, suppressed: 3, rejected: 1 });
     assert.deepEqual(vans.reasons, {
-      admitted: { 'store-unavailable': 0, first: 2, replayed: 0, elapsed: 1, event: 0, moved: 0, turned: 0 },
-      suppressed: { ahead: 0, late: 1, window: 2 },
+      admitted: { 'store-unavailable': 0, first: 2, replayed: 0, elapsed: 1, event: 0, moved: 0, turned: 0, relocated: 0, changed: 0 },
+      suppressed: { ahead: 0, late: 1, window: 2, 'no-fix': 0, 'poor-fix': 0, jump: 0, unchanged: 0 },
     });
     assert.equal(vans.shareSuppressed, 0.5);
     assert.deepEqual(bins.totals, { admitted: 3, suppressed: 2, rejected: 0 });

@@ -3,13 +3,14 @@ import type { Ping, WindowBaseline } from './sliding-window';
 
 /**
  * The fields the sliding-window rule reads (time, position, heading,
- * accuracy, event fingerprint), as typed-array columns indexed by slot.
+ * accuracy, event fingerprint, and value mode's reading), as typed-array
+ * columns indexed by slot.
  * The memory store keeps its baselines in them, the sidebar's ring buffer
  * its sample, and the what-if its recorded pings: one layout, written once.
  *
  * Columns rather than an object per entry because these hold up to millions
  * of entries: as objects they would cost about 100 bytes of heap each and a
- * long garbage collection; as columns 48 bytes, written in place.
+ * long garbage collection; as columns 56 bytes, written in place.
  */
 export class RuleColumns {
   t: Float64Array;
@@ -21,6 +22,8 @@ export class RuleColumns {
   accuracy: Float64Array;
   /** 0 when no event property is watched. */
   events: Float64Array;
+  /** Value mode's reading, exactly; NaN in position mode. */
+  value: Float64Array;
 
   constructor(capacity = 0) {
     this.t = new Float64Array(capacity);
@@ -29,6 +32,7 @@ export class RuleColumns {
     this.heading = new Float64Array(capacity);
     this.accuracy = new Float64Array(capacity);
     this.events = new Float64Array(capacity);
+    this.value = new Float64Array(capacity);
   }
 
   get capacity(): number {
@@ -43,9 +47,10 @@ export class RuleColumns {
     this.heading = grown(this.heading, capacity);
     this.accuracy = grown(this.accuracy, capacity);
     this.events = grown(this.events, capacity);
+    this.value = grown(this.value, capacity);
   }
 
-  /** Writes a ping's rule fields (or a baseline) at slot i; a missing heading is NaN, a missing accuracy or fingerprint 0. */
+  /** Writes a ping's rule fields (or a baseline) at slot i; a missing heading or value is NaN, a missing accuracy or fingerprint 0. */
   write(i: number, fields: Ping | WindowBaseline): void {
     this.t[i] = fields.t;
     this.lat[i] = fields.lat;
@@ -53,6 +58,7 @@ export class RuleColumns {
     this.heading[i] = fields.heading ?? NaN;
     this.accuracy[i] = fields.accuracy ?? 0;
     this.events[i] = fields.events ?? 0;
+    this.value[i] = fields.value ?? NaN;
   }
 
   /** Slot i's fields, written into `into` (no allocation); returns it. */
@@ -62,7 +68,7 @@ export class RuleColumns {
 }
 
 /** The rule's columns alone: what a RuleColumns holds, or a what-if's PingColumns. */
-export type RuleFieldColumns = Pick<RuleColumns, 't' | 'lat' | 'lon' | 'heading' | 'accuracy' | 'events'>;
+export type RuleFieldColumns = Pick<RuleColumns, 't' | 'lat' | 'lon' | 'heading' | 'accuracy' | 'events' | 'value'>;
 
 /** Slot i of any such columns, written into `into`. */
 export function readRuleFields<T extends Ping | WindowBaseline>(columns: RuleFieldColumns, i: number, into: T): T {
@@ -72,5 +78,6 @@ export function readRuleFields<T extends Ping | WindowBaseline>(columns: RuleFie
   into.heading = columns.heading[i];
   into.accuracy = columns.accuracy[i];
   into.events = columns.events[i];
+  into.value = columns.value[i];
   return into;
 }

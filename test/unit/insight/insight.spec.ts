@@ -65,7 +65,7 @@ describe('insight/rate-series', function () {
 describe('insight/ping-ring', function () {
   it('keeps the last `capacity` pings, oldest first, with their arrival times and no payload', function () {
     const ring = new PingRing(5);
-    for (let i = 0; i < 12; i++) ring.push({ ...ping(`a${i % 3}`, i), heading: i, accuracy: i / 2, events: i * 10 }, T0 + i);
+    for (let i = 0; i < 12; i++) ring.push({ ...ping(`a${i % 3}`, i), heading: i, accuracy: i / 2, events: i * 10, value: i / 4, fix: (i % 3) as 0 | 1 | 2 }, T0 + i);
     const columns = ring.columns();
     assert.equal(columns.size, 5);
     assert.deepEqual(Array.from(columns.arrival), [7, 8, 9, 10, 11].map((i) => T0 + i));
@@ -74,7 +74,9 @@ describe('insight/ping-ring', function () {
     assert.deepEqual(Array.from(columns.events), [70, 80, 90, 100, 110]);
     assert.deepEqual(columns.names, ['a1', 'a2', 'a0']);
     assert.equal(ring.oldestArrival, T0 + 7);
-    assert.deepEqual(Object.keys(columns).sort(), ['accuracy', 'arrival', 'asset', 'events', 'heading', 'lat', 'lon', 'names', 'size', 't']);
+    assert.deepEqual(Array.from(columns.value), [7, 8, 9, 10, 11].map((i) => i / 4));
+    assert.deepEqual(Array.from(columns.fix), [7, 8, 9, 10, 11].map((i) => i % 3), 'the fix quality each ping was read with');
+    assert.deepEqual(Object.keys(columns).sort(), ['accuracy', 'arrival', 'asset', 'events', 'fix', 'heading', 'lat', 'lon', 'names', 'size', 't', 'value']);
   });
 
   it('holds nothing at capacity 0, and fewer than capacity in order before it wraps', function () {
