@@ -32,6 +32,33 @@ export const SLIDING_WINDOW_DEFAULTS = {
   onStoreError: 'admit',
 } as const;
 
+/**
+ * The sliding-window options of issue 29 (the fix's quality, the jump
+ * guard, value mode), with their defaults. Not yet part of
+ * SLIDING_WINDOW_DEFAULTS: a node gets them with the config migration that
+ * brings them to saved flows (the adapter's and the dialog's part of the
+ * issue), which joins them there; until then dedup-tune and the what-if
+ * start from them. A blank number is off (Max speed, Min satellites, Max
+ * HDOP) or, for Relocate after, ten Heartbeats.
+ */
+export const SLIDING_WINDOW_GUARD_DEFAULTS = {
+  /** `position` or `value`. */
+  mode: 'position',
+  valueProperty: 'payload.value',
+  deadband: 0,
+  /** `units`, or `percent` of the last admitted value. */
+  deadbandUnit: 'units',
+  noFix: true,
+  validProperty: '',
+  satellitesProperty: '',
+  minSatellites: '',
+  hdopProperty: '',
+  maxHdop: '',
+  maxSpeedKmh: '',
+  relocateAfterSeconds: '',
+  relocateAfterPings: 3,
+} as const;
+
 export interface MeasureDef {
   /** A property path inside the reading. */
   path: string;
