@@ -19,6 +19,7 @@
  */
 import { baselineOf, clearCandidate, decideWindow, type JumpCandidate, type Ping, type WindowBaseline } from '../core/window/sliding-window';
 import { grown, RecencyIndex } from '../core/structures/recency-index';
+import { CandidateColumns } from '../core/window/candidate-columns';
 import { RuleColumns } from '../core/window/rule-columns';
 import { withCounts, type Replies, type WindowOutcome, type WindowSettings, type WindowStore } from './types';
 
@@ -44,11 +45,8 @@ export class MemoryWindowStore implements WindowStore {
   private expiresAt = new Float64Array(0);
   private accepted = new Float64Array(0);
   private suppressed = new Float64Array(0);
-  /** Each record's jump candidate, by slot; a count of 0 is none. */
-  private candidateT = new Float64Array(0);
-  private candidateLat = new Float64Array(0);
-  private candidateLon = new Float64Array(0);
-  private candidateCount = new Float64Array(0);
+  /** Each record's jump candidate, by slot, held while the jump guard is on. */
+  private readonly candidates = new CandidateColumns();
   /** What entryView() fills. */
   private readonly view = { candidate: noCandidate() } as WindowEntry;
   /** Handed to decideWindow, which reads it and keeps nothing. */
@@ -69,10 +67,7 @@ export class MemoryWindowStore implements WindowStore {
       this.expiresAt = grown(this.expiresAt, capacity);
       this.accepted = grown(this.accepted, capacity);
       this.suppressed = grown(this.suppressed, capacity);
-      this.candidateT = grown(this.candidateT, capacity);
-      this.candidateLat = grown(this.candidateLat, capacity);
-      this.candidateLon = grown(this.candidateLon, capacity);
-      this.candidateCount = grown(this.candidateCount, capacity);
+      if (this.jumpGuard) this.candidates.resize(capacity);
     });
   }
 
@@ -88,6 +83,13 @@ export class MemoryWindowStore implements WindowStore {
   reconfigure(settings: MemoryWindowSettings): void {
     this.settings = { ...settings };
     this.index.setMaxEntries(settings.maxAssets);
+    // A jump guard turned off keeps no candidates (none is left to be found if it is turned on again); turned on, it starts with none.
+    if (this.jumpGuard !== this.candidates.held) this.candidates.hold(this.jumpGuard ? this.baselines.capacity : 0);
+  }
+
+  /** Whether the rule keeps jump candidates: without the guard none is read or written, and a decision costs what it did before it existed. */
+  private get jumpGuard(): boolean {
+    return (this.settings.maxSpeedKmh ?? 0) > 0;
   }
 
   decide<C>(ping: Ping, replies: Replies<WindowOutcome, C>, context: C): void {
@@ -121,24 +123,26 @@ export class MemoryWindowStore implements WindowStore {
       // no-fix, poor-fix) writes no record and counts in none.
       const verdict = decideWindow(undefined, ping, this.settings, now);
       if (!verdict.admit) return withCounts(verdict, 0, 0);
+      // A new record, perhaps in a slot another asset held: its candidate starts empty.
       clearCandidate(candidate);
-      this.write(this.index.insert(ping.assetId), ping, now, 1, 0, candidate);
+      this.write(this.index.insert(ping.assetId), ping, now, 1, 0, this.jumpGuard ? candidate : undefined);
       return withCounts(verdict, 1, 0);
     }
-    const countBefore = this.readCandidate(slot, candidate);
+    const guarded = this.jumpGuard;
+    const countBefore = guarded ? this.candidates.read(slot, candidate) : 0;
     const tBefore = candidate.t;
-    const verdict = decideWindow(this.baselines.read(slot, this.baseline), ping, this.settings, now, candidate);
+    const verdict = decideWindow(this.baselines.read(slot, this.baseline), ping, this.settings, now, guarded ? candidate : undefined);
     const accepted = this.accepted[slot] as number;
     const suppressed = this.suppressed[slot] as number;
     if (verdict.reason === 'replayed') return withCounts(verdict, accepted, suppressed);
     if (verdict.admit) {
-      this.write(slot, ping, now, accepted + 1, suppressed, candidate);
+      this.write(slot, ping, now, accepted + 1, suppressed, guarded ? candidate : undefined);
       this.index.touch(slot);
       return withCounts(verdict, accepted + 1, suppressed);
     }
     this.suppressed[slot] = suppressed + 1;
-    if (candidate.count !== countBefore || candidate.t !== tBefore) {
-      this.writeCandidate(slot, candidate);
+    if (guarded && (candidate.count !== countBefore || candidate.t !== tBefore)) {
+      this.candidates.write(slot, candidate);
       this.onChange?.(ping.assetId);
     }
     return withCounts(verdict, accepted, suppressed + 1);
@@ -174,7 +178,8 @@ export class MemoryWindowStore implements WindowStore {
     }
     const slot = this.index.upsert(entry.assetId);
     this.put(slot, entry, entry.expiresAt, entry.accepted, entry.suppressed);
-    this.writeCandidate(slot, entry.candidate);
+    // Saved while a jump guard was on, restored without one: not kept (see reconfigure).
+    this.candidates.write(slot, entry.candidate);
   }
 
   /** Forgets an asset on a restore (a delete in the journal). */
@@ -182,25 +187,11 @@ export class MemoryWindowStore implements WindowStore {
     this.index.removeKey(assetId);
   }
 
-  private write(slot: number, ping: Ping, now: number, accepted: number, suppressed: number, candidate: JumpCandidate): void {
+  /** `candidate`: the record's candidate after the ping; undefined: the candidate columns are not touched (no jump guard). */
+  private write(slot: number, ping: Ping, now: number, accepted: number, suppressed: number, candidate: JumpCandidate | undefined): void {
     this.put(slot, baselineOf(ping), now + this.settings.ttlSeconds * 1000, accepted, suppressed);
-    this.writeCandidate(slot, candidate);
+    if (candidate !== undefined) this.candidates.write(slot, candidate);
     this.onChange?.(ping.assetId);
-  }
-
-  /** Slot's candidate into `into`; returns its count. */
-  private readCandidate(slot: number, into: JumpCandidate): number {
-    into.t = this.candidateT[slot] as number;
-    into.lat = this.candidateLat[slot] as number;
-    into.lon = this.candidateLon[slot] as number;
-    return (into.count = this.candidateCount[slot] as number);
-  }
-
-  private writeCandidate(slot: number, candidate: JumpCandidate): void {
-    this.candidateT[slot] = candidate.t;
-    this.candidateLat[slot] = candidate.lat;
-    this.candidateLon[slot] = candidate.lon;
-    this.candidateCount[slot] = candidate.count;
   }
 
   private put(slot: number, stored: WindowBaseline, expiresAt: number, accepted: number, suppressed: number): void {
@@ -216,7 +207,7 @@ export class MemoryWindowStore implements WindowStore {
     into.expiresAt = this.expiresAt[slot] as number;
     into.accepted = this.accepted[slot] as number;
     into.suppressed = this.suppressed[slot] as number;
-    this.readCandidate(slot, into.candidate);
+    this.candidates.read(slot, into.candidate);
     return into;
   }
 

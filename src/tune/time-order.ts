@@ -38,7 +38,7 @@ export function toTimeOrder(columns: PingColumns): PingColumns {
   columns.heading = permute(columns.heading);
   columns.accuracy = permute(columns.accuracy);
   columns.events = permute(columns.events);
-  columns.value = permute(columns.value);
+  if (columns.value.length > 0) columns.value = permute(columns.value);
   columns.arrival = permute(columns.arrival);
   const fix = new Uint8Array(columns.size);
   for (let k = 0; k < order.length; k++) fix[k] = columns.fix[order[k] as number] as number;

@@ -96,7 +96,7 @@ function fleetStream(seed: number, count: number, assets: number, rule: PingRead
         const far = north((random() < 0.5 ? -1 : 1) * (1000 + random() * 50_000));
         if (random() < 0.5) a.lat = Math.max(-89.9, Math.min(89.9, a.lat + far));
         else {
-          raw = rawOf(a, a.lat + far, random, pick);
+          raw = rawOf(a, Math.max(-89.9, Math.min(89.9, a.lat + far)), random, pick);
           a.last = raw;
           pings.push(read(raw, rule));
           now = arrive(now, raw.time as number, random);

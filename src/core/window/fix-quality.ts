@@ -37,20 +37,17 @@ export interface FixRule {
 /** Within this many degrees of 0 on both axes: 0,0. */
 export const NULL_ISLAND_DEGREES = 1e-7;
 
-/** The fix fields of a ping, already read as numbers (NaN: absent); `valid` as given. */
-export interface FixFields {
-  lat: number;
-  lon: number;
-  /** The validity field's value as the message has it; undefined or null: unknown. */
-  valid: unknown;
-  satellites: number;
-  hdop: number;
-}
-
-export function fixQuality(fields: FixFields, rule: FixRule): FixQuality {
-  if (rule.noFix === true && (isNullIsland(fields.lat, fields.lon) || saysNoFix(fields.valid))) return NO_FIX;
-  if (rule.minSatellites !== undefined && fields.satellites < rule.minSatellites) return POOR_FIX;
-  if (rule.maxHdop !== undefined && fields.hdop > rule.maxHdop) return POOR_FIX;
+/**
+ * The quality of a fix: its position, its validity field's value as the
+ * message has it (undefined or null: unknown), its satellites and HDOP read
+ * as numbers (NaN: absent). Arguments rather than an object: this runs for
+ * every ping, and allocates nothing.
+ */
+export function fixQuality(lat: number, lon: number, valid: unknown, satellites: number, hdop: number, rule: FixRule): FixQuality {
+  if (rule.noFix === true && (isNullIsland(lat, lon) || saysNoFix(valid))) return NO_FIX;
+  // NaN (unknown) is neither fewer nor more: it passes.
+  if (rule.minSatellites !== undefined && satellites < rule.minSatellites) return POOR_FIX;
+  if (rule.maxHdop !== undefined && hdop > rule.maxHdop) return POOR_FIX;
   return FIX_OK;
 }
 
@@ -62,6 +59,9 @@ export function isNullIsland(lat: number, lon: number): boolean {
 export function saysNoFix(valid: unknown): boolean {
   if (valid === false || valid === 0) return true;
   if (typeof valid !== 'string') return false;
+  // The usual values without making a string; spaces and other cases then.
+  if (valid === 'A' || valid === '1' || valid === 'true') return false;
+  if (valid === 'V' || valid === '0' || valid === 'false') return true;
   const text = valid.trim().toLowerCase();
   return text === '0' || text === 'v' || text === 'false';
 }

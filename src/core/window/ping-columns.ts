@@ -8,12 +8,13 @@ import type { Ping } from './sliding-window';
  * by ping-file, or a node's recent input copied out of its ring buffer
  * (ping-ring). Columns rather than an object per ping because a million
  * pings is an ordinary file: as objects they would cost about 100 MB of heap
- * and a long garbage collection; as typed arrays 69 bytes each, and they
+ * and a long garbage collection; as typed arrays 61 bytes each (69 with values), and they
  * cross to a worker thread without a copy.
  *
  * Only what the sliding-window rule reads is held: the asset, the times, the
- * position (or value mode's reading), the rule fields and the fix's quality
- * as decided when the ping was read. Never a payload.
+ * position (or value mode's reading: the value column is empty when no ping
+ * had one), the rule fields and the fix's quality as decided when the ping
+ * was read. Never a payload.
  */
 export interface PingColumns extends RuleFieldColumns {
   size: number;

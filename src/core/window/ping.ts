@@ -21,9 +21,9 @@ export interface RawPing {
   value?: unknown;
   /** The validity field (no-fix guard); undefined or null: unknown, a fix. */
   valid?: unknown;
-  /** The number of satellites (minSatellites); undefined or null: unknown. */
+  /** The number of satellites, read when the rule has minSatellites; undefined or null: unknown. */
   satellites?: unknown;
-  /** The HDOP (maxHdop); undefined or null: unknown. */
+  /** The HDOP, read when the rule has maxHdop; undefined or null: unknown. */
   hdop?: unknown;
 }
 
@@ -76,11 +76,20 @@ export function readPing(raw: RawPing, rule?: PingReadRule): PingResult<AnyPingF
   if (!accuracy.ok) return rejected('accuracy', raw.accuracy, accuracy);
   let fix: Ping['fix'] = FIX_OK;
   if (rule !== undefined && !valueMode) {
-    const satellites = optional(raw.satellites, NaN, readNotNegative);
-    if (!satellites.ok) return rejected('satellites', raw.satellites, satellites);
-    const hdop = optional(raw.hdop, NaN, readNotNegative);
-    if (!hdop.ok) return rejected('hdop', raw.hdop, hdop);
-    fix = fixQuality({ lat, lon, valid: raw.valid, satellites: satellites.value, hdop: hdop.value }, rule);
+    // Each field is read only for the limit that judges it.
+    let satellites = NaN;
+    if (rule.minSatellites !== undefined) {
+      const read = optional(raw.satellites, NaN, readNotNegative);
+      if (!read.ok) return rejected('satellites', raw.satellites, read);
+      satellites = read.value;
+    }
+    let hdop = NaN;
+    if (rule.maxHdop !== undefined) {
+      const read = optional(raw.hdop, NaN, readNotNegative);
+      if (!read.ok) return rejected('hdop', raw.hdop, read);
+      hdop = read.value;
+    }
+    fix = fixQuality(lat, lon, raw.valid, satellites, hdop, rule);
   }
   // Every field is always set, so that every ping has one shape.
   return {

@@ -10,7 +10,11 @@ import type { Ping, WindowBaseline } from './sliding-window';
  *
  * Columns rather than an object per entry because these hold up to millions
  * of entries: as objects they would cost about 100 bytes of heap each and a
- * long garbage collection; as columns 56 bytes, written in place.
+ * long garbage collection; as columns 48 bytes, written in place.
+ *
+ * The value column (value mode's reading) is held only once a value is
+ * written, so that a node in position mode, and a what-if over positions,
+ * pays nothing for it; an empty column reads as NaN in every slot.
  */
 export class RuleColumns {
   t: Float64Array;
@@ -22,7 +26,7 @@ export class RuleColumns {
   accuracy: Float64Array;
   /** 0 when no event property is watched. */
   events: Float64Array;
-  /** Value mode's reading, exactly; NaN in position mode. */
+  /** Value mode's reading, exactly; empty (every slot NaN) until a value is written. */
   value: Float64Array;
 
   constructor(capacity = 0) {
@@ -32,7 +36,7 @@ export class RuleColumns {
     this.heading = new Float64Array(capacity);
     this.accuracy = new Float64Array(capacity);
     this.events = new Float64Array(capacity);
-    this.value = new Float64Array(capacity);
+    this.value = new Float64Array(0);
   }
 
   get capacity(): number {
@@ -47,7 +51,7 @@ export class RuleColumns {
     this.heading = grown(this.heading, capacity);
     this.accuracy = grown(this.accuracy, capacity);
     this.events = grown(this.events, capacity);
-    this.value = grown(this.value, capacity);
+    if (this.value.length > 0) this.value = withNaN(this.value, capacity);
   }
 
   /** Writes a ping's rule fields (or a baseline) at slot i; a missing heading or value is NaN, a missing accuracy or fingerprint 0. */
@@ -58,7 +62,12 @@ export class RuleColumns {
     this.heading[i] = fields.heading ?? NaN;
     this.accuracy[i] = fields.accuracy ?? 0;
     this.events[i] = fields.events ?? 0;
-    this.value[i] = fields.value ?? NaN;
+    const value = fields.value ?? NaN;
+    if (this.value.length === 0) {
+      if (Number.isNaN(value)) return;
+      this.value = withNaN(this.value, this.t.length);
+    }
+    this.value[i] = value;
   }
 
   /** Slot i's fields, written into `into` (no allocation); returns it. */
@@ -78,6 +87,13 @@ export function readRuleFields<T extends Ping | WindowBaseline>(columns: RuleFie
   into.heading = columns.heading[i];
   into.accuracy = columns.accuracy[i];
   into.events = columns.events[i];
-  into.value = columns.value[i];
+  into.value = i < columns.value.length ? columns.value[i] : NaN;
   return into;
+}
+
+/** A value column grown (or cut) to `capacity`, its new slots NaN. */
+function withNaN(column: Float64Array, capacity: number): Float64Array {
+  const next = grown(column, capacity);
+  if (capacity > column.length) next.fill(NaN, column.length);
+  return next;
 }

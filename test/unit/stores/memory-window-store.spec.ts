@@ -81,3 +81,33 @@ describe('stores/memory-window-store: the jump candidate and the value (issue 29
     assert.equal(after.entry('bin')?.value, 0.1 + 0.2);
   });
 });
+
+describe('stores/memory-window-store: without the jump guard', () => {
+  it('holds no candidate columns, so a record costs what it did before the guard existed', () => {
+    const off = new MemoryWindowStore({ ...SETTINGS, maxSpeedKmh: undefined }, () => T0);
+    const on = new MemoryWindowStore(SETTINGS, () => T0);
+    for (let i = 0; i < 50; i++) for (const store of [off, on]) store.decideNow(at(0, 0, `veh-${i}`));
+    const held = (store: MemoryWindowStore): boolean => (store as unknown as { candidates: { held: boolean } }).candidates.held;
+    assert.equal(held(off), false);
+    assert.equal(held(on), true);
+    off.reconfigure(SETTINGS);
+    assert.equal(held(off), true, 'held from the redeploy that turns the guard on');
+    assert.equal(off.decideNow(at(10, 5000, 'veh-7')).reason, 'jump');
+    assert.equal(off.entry('veh-7')?.candidate.count, 1);
+  });
+
+  it('keeps no candidate: none after a redeploy turns the guard off, none restored into a node without it', () => {
+    const store = new MemoryWindowStore(SETTINGS, () => T0);
+    for (const p of [at(0, 0), at(10, 5000), at(20, 5150)]) store.decideNow(p);
+    const saved = store.entry('veh') as WindowEntry;
+    assert.equal(saved.candidate.count, 2);
+    store.reconfigure({ ...SETTINGS, maxSpeedKmh: undefined });
+    assert.equal(store.entry('veh')?.candidate.count, 0, 'dropped with the guard');
+    store.reconfigure(SETTINGS);
+    assert.equal(store.decideNow(at(30, 5300)).reason, 'jump', 'the guard back on starts counting again');
+    const off = new MemoryWindowStore({ ...SETTINGS, maxSpeedKmh: 0 }, () => T0);
+    off.restore(saved, T0);
+    assert.equal(off.entry('veh')?.candidate.count, 0);
+    assert.equal(off.decideNow(at(30, 5300)).reason, 'moved');
+  });
+});

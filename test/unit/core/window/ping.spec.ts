@@ -131,6 +131,8 @@ describe('core/window/ping readPing', () => {
       }
       const read = readPing({ ...base, satellites: -1 }, rule);
       assert.deepEqual(read, { ok: false, field: 'satellites', value: '-1', problem: 'must be 0 or more' });
+      // Read only for the limit that judges it: a rule without one never looks at the field.
+      assert.equal(readPing({ ...base, satellites: 'many', hdop: {} }, { noFix: true }).ok, true);
     });
   });
 

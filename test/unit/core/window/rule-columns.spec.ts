@@ -24,4 +24,18 @@ describe('RuleColumns', () => {
     columns.resize(1);
     assert.deepEqual(columns.read(0, blank()), { t: 1, lat: 2, lon: 3, heading: 4, accuracy: 5, events: 6, value: 8 });
   });
+
+  it('holds no value column until a value is written: a position-mode store pays nothing for it', () => {
+    const columns = new RuleColumns(4);
+    columns.write(0, { assetId: 'v', t: 1, lat: 2, lon: 3 });
+    columns.resize(8);
+    assert.equal(columns.value.length, 0);
+    assert.ok(Number.isNaN(columns.read(0, blank()).value));
+    columns.write(5, { assetId: 'bin', t: 1, lat: 0, lon: 0, value: 40 });
+    assert.equal(columns.value.length, 8);
+    assert.equal(columns.read(5, blank()).value, 40);
+    assert.ok(Number.isNaN(columns.read(0, blank()).value), 'the slots before still read as none');
+    columns.resize(16);
+    assert.ok(Number.isNaN(columns.read(12, blank()).value), 'and so do new ones');
+  });
 });
