@@ -102,7 +102,9 @@ export function readPing(raw: RawPing, rule?: PingReadRule): PingResult<AnyPingF
       heading: heading.value,
       accuracy: accuracy.value,
       events: raw.events === undefined ? 0 : eventFingerprint(raw.events),
-      value,
+      // Undefined rather than NaN in position mode: a double field is boxed
+      // on the heap, one more object for every ping that carries none.
+      value: valueMode ? value : undefined,
       fix,
       retry: false,
     },

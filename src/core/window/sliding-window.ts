@@ -114,7 +114,7 @@ export interface Ping {
   accuracy?: number;
   /** A 48-bit fingerprint of the watched event properties' values (see eventFingerprint); 0 or absent: none watched. */
   events?: number;
-  /** Value mode: the reading, a finite number; NaN or absent in position mode. */
+  /** Value mode: the reading, a finite number; absent (undefined) or NaN in position mode. */
   value?: number;
   /** Whether the position is a usable fix (core/window/fix-quality), decided when the ping was read; absent: FIX_OK. */
   fix?: FixQuality;

@@ -34,7 +34,7 @@ describe('core/window/ping readPing', () => {
       heading: NaN,
       accuracy: 0,
       events: 0,
-      value: NaN,
+      value: undefined,
       fix: FIX_OK,
       retry: false,
     });
