@@ -1,4 +1,4 @@
-import { ScriptingUnavailableError } from '../redis/scripting';
+import { ScriptFailedError, StoreUnreachableError, TimeoutError } from '../redis/store-errors';
 import { WINDOW_REASONS, type WindowReason } from '../core/window/window-reasons';
 
 /**
@@ -50,17 +50,15 @@ export const FAILURE_CAUSES = ['timeout', 'unreachable', 'script', 'other'] as c
 export type FailureCause = (typeof FAILURE_CAUSES)[number];
 
 /**
- * The class of a store failure: `timeout` (Redis did not answer in time),
- * `unreachable` (no working connection: refused, closed, authentication),
- * `script` (Redis answered with an error), `other`.
+ * The class of a store failure, by its type (redis/store-errors):
+ * `timeout` (Redis did not answer in time), `unreachable` (no working
+ * connection: refused, closed, authentication), `script` (Redis answered
+ * with an error, or runs no scripts), `other`.
  */
 export function failureCause(error: unknown): FailureCause {
-  if (error instanceof ScriptingUnavailableError) return 'script';
-  const text = error instanceof Error ? `${error.name} ${error.message}` : String(error);
-  if (/TimeoutError|did not answer/i.test(text)) return 'timeout';
-  if (/unreachable|ECONNREFUSED|ECONNRESET|ENOTFOUND|EHOSTUNREACH|Connection is closed|max retries|Stream isn't writeable|NOAUTH|WRONGPASS|CLUSTERDOWN/i.test(text)) return 'unreachable';
-  if (error !== null && typeof error === 'object' && (error as { name?: unknown }).name === 'ReplyError') return 'script';
-  if (/^ReplyError|\bERR\b|NOSCRIPT|BUSY|OOM|READONLY|MOVED|ASK/.test(text)) return 'script';
+  if (error instanceof TimeoutError) return 'timeout';
+  if (error instanceof StoreUnreachableError) return 'unreachable';
+  if (error instanceof ScriptFailedError) return 'script';
   return 'other';
 }
 

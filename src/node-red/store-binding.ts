@@ -1,3 +1,4 @@
+import { observeRedisCall } from '../metrics/redis-calls';
 import type { RedisClient } from '../redis/scripts';
 import type { StateCodec } from '../persist/codecs';
 import type { RedisStoreOptions } from '../stores/types';
@@ -139,6 +140,7 @@ export function bindRedisStore<S extends { abandon(error: Error): void }>(
     cause: () => connection.cause(),
     refused: () => connection.refusal(),
     classify: (error) => connection.scriptingError(error),
+    onAnswer: observeRedisCall,
   });
   return {
     store,

@@ -70,6 +70,7 @@ export class RedisSeenStore implements SeenStore {
       ...(options.refused ? { refused: options.refused } : {}),
       ...(options.classify ? { classify: options.classify } : {}),
       ...(options.onCallbackError ? { onCallbackError: options.onCallbackError } : {}),
+      ...(options.onAnswer ? { onAnswer: options.onAnswer } : {}),
     });
   }
 

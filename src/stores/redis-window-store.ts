@@ -69,6 +69,7 @@ export class RedisWindowStore implements WindowStore {
       ...(options.refused ? { refused: options.refused } : {}),
       ...(options.classify ? { classify: options.classify } : {}),
       ...(options.onCallbackError ? { onCallbackError: options.onCallbackError } : {}),
+      ...(options.onAnswer ? { onAnswer: options.onAnswer } : {}),
     });
   }
 

@@ -10,9 +10,13 @@ import { prepareReadings, settleReadings } from '../../src/core/sensor/burst';
 import { CLAIM, LEASE_EXPIRED } from '../../src/core/sensor/seen-codes';
 import { failureCause, SENSOR_DUPLICATE, SENSOR_IN_FLIGHT, SENSOR_NEW, SENSOR_REPLAYED } from '../../src/metrics/node-counters';
 import { nodeCounters, trackNode } from '../../src/node-red/insight';
-import { TimeoutError } from '../../src/redis/tick-batcher';
+import { ReplyError } from 'ioredis';
+import { ScriptingUnavailableError, storeCallError, StoreUnreachableError, TimeoutError } from '../../src/redis/store-errors';
 import { MemorySeenStore } from '../../src/stores/memory-seen-store';
 import { collect, coreNodes, helper, node, packNodes, until, type FlowNode } from '../support/node-red-helper';
+
+/** An error Redis answered with, as ioredis' parser makes it (redis-errors' ReplyError, which ioredis exports untyped). */
+const RedisAnswer = ReplyError as new (message: string) => Error;
 
 const ROOT = join(__dirname, '..', '..');
 // eslint-disable-next-line @typescript-eslint/no-require-imports -- the compiled plugin, as Node-RED loads it
@@ -107,14 +111,15 @@ describe('metrics in one runtime', function () {
     assert.equal(counters.decisions.reduce((a, b) => a + b, 0), 0);
   });
 
-  it('classes store failures by cause, whatever their words', function () {
+  it('classes store failures by cause, by their type whatever their words', function () {
     assert.equal(failureCause(new TimeoutError(500, 'connect ECONNREFUSED 127.0.0.1:1')), 'timeout');
-    assert.equal(failureCause(new Error('Redis is unreachable: connect ECONNREFUSED 127.0.0.1:1')), 'unreachable');
-    assert.equal(failureCause(new Error('Connection is closed.')), 'unreachable');
-    const reply = new Error('ERR Error running script (call to f_abc): @user_script:1: bad');
-    reply.name = 'ReplyError';
-    assert.equal(failureCause(reply), 'script');
-    assert.equal(failureCause(new Error('OOM command not allowed when used memory > maxmemory')), 'script');
+    assert.equal(failureCause(new StoreUnreachableError('connect ECONNREFUSED 127.0.0.1:1', { cause: new Error('Connection is closed.') })), 'unreachable');
+    assert.equal(failureCause(storeCallError(new Error('Connection is closed.'), 'connect ECONNREFUSED 127.0.0.1:1')), 'unreachable');
+    const reply = new RedisAnswer('ERR Error running script (call to f_abc): @user_script:1: bad');
+    assert.equal(failureCause(storeCallError(reply, undefined)), 'script');
+    assert.equal(failureCause(storeCallError(new RedisAnswer('OOM command not allowed when used memory > maxmemory'), undefined)), 'script');
+    assert.equal(failureCause(new ScriptingUnavailableError('ERR unknown command', 'no scripting')), 'script');
+    assert.equal(failureCause(new Error('Redis is unreachable: words alone do not make it so')), 'other');
     assert.equal(failureCause('something odd'), 'other');
   });
 
