@@ -1,6 +1,5 @@
-import type { IncomingMessage } from 'http';
-import { registerMetricsEndpoint, type MetricsAPI } from './metrics/endpoint';
 import { errorMessage } from './core/parse/errors';
+import type { AdminRequest, AdminResponse, NodeAPI } from './node-red/api';
 import { insightDetails, insightSummaries, keyGaps, publishInsight, runningSubject, windowSample } from './node-red/insight';
 import { DEFAULT_METRES, DEFAULT_SECONDS, MAX_VALUES, parseList, ruleOf, withCurrent } from './tune/grid-spec';
 import type { WhatIfJob } from './tune/jobs';
@@ -26,6 +25,9 @@ import { DEFAULT_TIME_ZONE, timeZoneName } from './tune/time-zone';
  *        ?asset=&time=&lat=&lon=&heading=&accuracy= name its columns, ?tz= the zone of its zone-less times)
  *   POST dedup-sidebar/nodes/:id/ttl-what-if  the sensor TTL what-if   (dedup.write)
  *
+ * The metrics endpoint (dedup/metrics) is the nodes' own, not this
+ * plugin's: see node-red/metrics-endpoint.
+ *
  * The what-if is work (seconds, for a large upload) and reads files, so it
  * needs write permission and runs in a thread of its own, one at a time.
  * Data comes from node-red/insight, which the nodes report to.
@@ -39,33 +41,6 @@ import { DEFAULT_TIME_ZONE, timeZoneName } from './tune/time-zone';
  * (settings.js `dedupSidebarUploadIdleSeconds`, 30 by default). The
  * limits are listed in docs/sidebar-and-tuning.md.
  */
-
-/** The part of the plugin API used here, typed by hand as node-red/api does for nodes. */
-interface AdminRequest extends IncomingMessage {
-  params: Record<string, string>;
-  query: Record<string, unknown>;
-  body?: unknown;
-  /** Set by Node-RED's body parsers once they consumed the body. */
-  _body?: boolean;
-}
-
-interface AdminResponse {
-  status(code: number): AdminResponse;
-  set(field: string, value: string): AdminResponse;
-  json(body: unknown): void;
-}
-
-type Handler = (req: AdminRequest, res: AdminResponse, next: (error?: unknown) => void) => void;
-
-interface PluginAPI {
-  plugins: { registerPlugin(id: string, definition: Record<string, unknown>): void };
-  httpAdmin: { get(path: string, ...handlers: Handler[]): void; post(path: string, ...handlers: Handler[]): void };
-  auth: { needsPermission(permission: string): Handler };
-  comms: { publish(topic: string, data: unknown, retain?: boolean): void };
-  _(key: string, substitutions?: Record<string, string | number>): string;
-  /** The runtime settings (settings.js). */
-  settings: Record<string, unknown>;
-}
 
 const PLUGIN_ID = 'dedup-sidebar';
 const COMMS_TOPIC = 'telemetry-dedup/insight';
@@ -85,10 +60,8 @@ const MAX_LIST_ITEMS = 5 * MAX_VALUES;
 /** The one what-if running in this runtime, if any. */
 let busy = false;
 
-export = function registerDedupSidebar(RED: PluginAPI): void {
+export = function registerDedupSidebar(RED: NodeAPI): void {
   RED.plugins.registerPlugin(PLUGIN_ID, { type: 'dedup-sidebar' });
-  // The same RED object, typed for the part the metrics use.
-  registerMetricsEndpoint(RED as unknown as MetricsAPI);
   publishInsight((nodes, time) => RED.comms.publish(COMMS_TOPIC, { time, nodes }, true), PUSH_EVERY_MS);
 
   const read = RED.auth.needsPermission('dedup.read');

@@ -17,7 +17,7 @@ import { redisCallItems, redisCallSeconds } from './redis-calls';
  *
  * The metrics live in a private registry (served at dedup/metrics) and are
  * also registered in a shared one when the runtime has it (see
- * metrics/endpoint): both read the same objects.
+ * node-red/metrics-endpoint): both read the same objects.
  */
 
 /** How a scrape finds a node's flow name: the runtime's NR_FLOW_NAME of the node, if it still runs. */

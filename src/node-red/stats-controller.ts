@@ -5,6 +5,7 @@ import type { DoneFunction, Node, NodeAPI, NodeMessage, SendFunction } from './a
 import { isBlank } from './config-values';
 import { Outlet } from './guarded-send';
 import { countedNodeIds, countingReasons, nodeCounts, TOP_ROWS } from './insight';
+import { flowNameOf } from './metrics-endpoint';
 import { upgradeConfig } from './migrations';
 
 export const STATS_TYPE = 'dedup-stats';
@@ -22,9 +23,6 @@ export interface StatsConfig {
   dedupNodes: string[];
   topRows: number;
 }
-
-/** The runtime API this node uses, beyond a dedup node's: the flow name of a node, as the metrics label it. */
-type StatsAPI = NodeAPI & { util: NodeAPI['util'] & { getSetting?(node: unknown, name: string): unknown } };
 
 /** Reads a saved config; throws with the option and the value when it is wrong. */
 export function parseStatsConfig(def: StatsDef): StatsConfig {
@@ -51,7 +49,7 @@ export class StatsController {
   private readonly readings = new Map<string, Reading>();
 
   constructor(
-    private readonly RED: StatsAPI,
+    private readonly RED: NodeAPI,
     private readonly node: Node,
     private readonly now: () => number = Date.now,
   ) {
@@ -92,7 +90,7 @@ export class StatsController {
       }
       const { subject } = counts;
       const { stats, reading } = nodeStats(
-        { id, name: subject.name, type: subject.type, flow: this.flowOf(id), store: subject.info().kind, running: counts.running, since: counts.since, totals: counts.totals, decisions: counts.decisions, top: counts.top },
+        { id, name: subject.name, type: subject.type, flow: flowNameOf(this.RED, id), store: subject.info().kind, running: counts.running, since: counts.since, totals: counts.totals, decisions: counts.decisions, top: counts.top },
         now,
         this.readings.get(id),
         withReasons,
@@ -110,18 +108,5 @@ export class StatsController {
     // A message that cannot be sent goes to Catch inside send(): either way it has left, and ends here.
     this.outlet.send(send, 0, msg);
     this.outlet.end(msg, done);
-  }
-
-  /** The flow (tab) name of a running node, as the metrics' `flow` label has it; '' when not known. */
-  private flowOf(id: string): string {
-    try {
-      const node = this.RED.nodes.getNode(id);
-      if (node === null || node === undefined || this.RED.util.getSetting === undefined) return '';
-      const name = this.RED.util.getSetting(node, 'NR_FLOW_NAME');
-      return typeof name === 'string' ? name : '';
-    } catch {
-      // A node torn down while it is read: named without its flow this once.
-      return '';
-    }
   }
 }
