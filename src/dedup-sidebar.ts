@@ -1,7 +1,8 @@
 import { errorMessage } from './core/parse/errors';
 import type { AdminRequest, AdminResponse, NodeAPI } from './node-red/api';
-import { insightDetails, insightSummaries, keyGaps, publishInsight, runningSubject, windowSample } from './node-red/insight';
-import { DEFAULT_METRES, DEFAULT_SECONDS, MAX_VALUES, parseList, ruleOf, withCurrent } from './tune/grid-spec';
+import { publishInsight } from './insight/sidebar-push';
+import { insightDetails, insightSummaries, keyGaps, runningSubject, windowSample } from './insight/sidebar-view';
+import { DEFAULT_METRES, DEFAULT_SECONDS, MAX_VALUES, nodeRule, parseList, withCurrent } from './tune/grid-spec';
 import type { WhatIfJob } from './tune/jobs';
 import { runWhatIfJob } from './tune/threads';
 import { ttlWhatIf } from './tune/ttl-what-if';
@@ -11,6 +12,7 @@ import { textOf } from './core/parse/fields';
 import { ROLE_OPTIONS, type ColumnChoice, type Role } from './tune/file-columns';
 import type { FileLayout } from './tune/ping-file';
 import { DEFAULT_TIME_ZONE, timeZoneName } from './tune/time-zone';
+import { SENSOR_TYPE, WINDOW_TYPE, type WindowNodeSettings } from './telemetry/subjects';
 
 /**
  * The dedup sidebar's runtime half (a Node-RED plugin, package.json
@@ -30,7 +32,7 @@ import { DEFAULT_TIME_ZONE, timeZoneName } from './tune/time-zone';
  *
  * The what-if is work (seconds, for a large upload) and reads files, so it
  * needs write permission and runs in a thread of its own, one at a time.
- * Data comes from node-red/insight, which the nodes report to.
+ * Data comes from the nodes' telemetry records, read by insight/sidebar-view.
  *
  * Every request is bounded before any work is done for it, so that no admin
  * client can stall the flows (the runtime's one thread) or take its memory:
@@ -46,8 +48,6 @@ const PLUGIN_ID = 'dedup-sidebar';
 const COMMS_TOPIC = 'telemetry-dedup/insight';
 const BASE = '/dedup-sidebar/nodes';
 const PUSH_EVERY_MS = 2000;
-const WINDOW = 'sliding-window-dedup';
-const SENSOR = 'sensor-reconnect-dedup';
 /** A what-if request's JSON body: two short lists need some hundred bytes. */
 const MAX_JSON_BODY_BYTES = 16 * 1024;
 /**
@@ -85,7 +85,7 @@ export = function registerDedupSidebar(RED: NodeAPI): void {
   });
 
   /** The grid lists of a request (body or query), defaulted, with the node's own setting added. */
-  const gridOf = (source: Record<string, unknown>, settings: Record<string, unknown>, res: AdminResponse): WhatIfJob['request']['spec'] | undefined => {
+  const gridOf = (source: Record<string, unknown>, settings: Readonly<WindowNodeSettings>, res: AdminResponse): WhatIfJob['request']['spec'] | undefined => {
     const lists: number[][] = [];
     for (const [name, fallback] of [['seconds', DEFAULT_SECONDS], ['metres', DEFAULT_METRES]] as const) {
       const given = source[name];
@@ -105,8 +105,7 @@ export = function registerDedupSidebar(RED: NodeAPI): void {
       }
       lists.push(parsed.values);
     }
-    const number = (v: unknown): number | undefined => (typeof v === 'number' ? v : undefined);
-    return withCurrent({ seconds: lists[0] as number[], metres: lists[1] as number[] }, number(settings.minSeconds), number(settings.minMetres));
+    return withCurrent({ seconds: lists[0] as number[], metres: lists[1] as number[] }, settings.minSeconds, settings.minMetres);
   };
 
   /**
@@ -145,13 +144,13 @@ export = function registerDedupSidebar(RED: NodeAPI): void {
   };
 
   /** The running sliding-window node of the request, or an answer saying why there is none. */
-  const windowNode = (req: AdminRequest, res: AdminResponse): Record<string, unknown> | undefined => {
+  const windowNode = (req: AdminRequest, res: AdminResponse): Readonly<WindowNodeSettings> | undefined => {
     if (req._body === true && !smallBody(req, res)) return undefined;
     const subject = runningSubject(req.params.id as string);
     if (subject === undefined) fail(res, 404, 'noNode', { id: req.params.id as string });
-    else if (subject.type !== WINDOW) fail(res, 409, 'notWindow', { id: subject.id });
+    else if (subject.type !== WINDOW_TYPE) fail(res, 409, 'notWindow', { id: subject.id });
     else if (busy) fail(res, 429, 'busy');
-    else return subject.settings();
+    else return subject.settings;
     return undefined;
   };
 
@@ -188,7 +187,7 @@ export = function registerDedupSidebar(RED: NodeAPI): void {
     readUpload(req, MAX_UPLOAD_BYTES, idleMs()).then(
       (upload) => {
         if (upload.ok) {
-          const fields = { heading: typeof settings.minHeadingDegrees === 'number', accuracy: typeof settings.accuracyProperty === 'string' && settings.accuracyProperty !== '' };
+          const fields = { heading: settings.minHeadingDegrees !== undefined, accuracy: settings.accuracyProperty !== '' };
           const name = typeof req.query.name === 'string' ? req.query.name.slice(0, 200) : '';
           const input = { text: upload.bytes, maxPings: MAX_UPLOAD_PINGS };
           void answer(res, { kind: 'what-if', input, fields, layout, request: requestOf(spec, settings) }, { source: 'file', name, current: currentOf(settings) });
@@ -218,12 +217,12 @@ export = function registerDedupSidebar(RED: NodeAPI): void {
       fail(res, 404, 'noNode', { id: req.params.id as string });
       return;
     }
-    const gaps = subject.type === SENSOR ? keyGaps(subject.id) : undefined;
+    const gaps = subject.type === SENSOR_TYPE ? keyGaps(subject.id) : undefined;
     if (gaps === undefined) {
       fail(res, 409, 'notSensor', { id: subject.id });
       return;
     }
-    const current = Number(gaps.settings.ttlSeconds);
+    const current = gaps.settings.ttlSeconds;
     res.json({ current, stats: gaps.stats, replays: gaps.gaps.length, points: ttlWhatIf(gaps.gaps, current) });
   });
 };
@@ -245,11 +244,11 @@ function layoutOf(query: Record<string, unknown>): FileLayout | string {
 }
 
 /** The node's own rule around the requested grid; the jitter is measured under the node's Heartbeat. */
-function requestOf(spec: WhatIfRequest['spec'], settings: Record<string, unknown>): WhatIfRequest {
-  return { spec, rule: ruleOf(settings, 'node'), heartbeatSeconds: Number(settings.minSeconds) };
+function requestOf(spec: WhatIfRequest['spec'], settings: Readonly<WindowNodeSettings>): WhatIfRequest {
+  return { spec, rule: nodeRule(settings), heartbeatSeconds: settings.minSeconds };
 }
 
-function currentOf(settings: Record<string, unknown>): { minSeconds: unknown; minMetres: unknown } {
+function currentOf(settings: Readonly<WindowNodeSettings>): { minSeconds: number; minMetres: number } {
   return { minSeconds: settings.minSeconds, minMetres: settings.minMetres };
 }
 

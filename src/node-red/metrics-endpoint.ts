@@ -1,8 +1,8 @@
 import { register as defaultRegistry } from 'prom-client';
 import { errorMessage } from '../core/parse/errors';
 import { privateRegistry, setFlowNames, shareMetrics, type SharedRegistry } from '../metrics/exporter';
+import { countReasons } from '../telemetry/decision-slots';
 import type { NodeAPI } from './api';
-import { setMetricsCounting } from './insight';
 
 /**
  * `GET <httpAdminRoot>/dedup/metrics`: the pack's metrics in the Prometheus
@@ -47,7 +47,7 @@ export function serveMetrics(RED: NodeAPI): void {
   if (served.has(RED.httpAdmin)) return;
   served.add(RED.httpAdmin);
   const enabled = RED.settings.dedupMetrics !== false;
-  setMetricsCounting(enabled);
+  countReasons(enabled);
   if (!enabled) return;
 
   setFlowNames((id) => flowNameOf(RED, id));

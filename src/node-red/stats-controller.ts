@@ -3,8 +3,10 @@ import { errorMessage } from '../core/parse/errors';
 import { nodeStats, type NodeStats, type Reading } from '../insight/stats-report';
 import type { DoneFunction, Node, NodeAPI, NodeMessage, SendFunction } from './api';
 import { isBlank } from './config-values';
-import { Outlet } from './guarded-send';
-import { countedNodeIds, countingReasons, nodeCounts, TOP_ROWS } from './insight';
+import { Outlet } from './outlet';
+import { TOP_ROWS } from '../insight/sidebar-view';
+import { countedNodeIds, nodeCounts } from '../insight/stats-view';
+import { countingReasons } from '../telemetry/decision-slots';
 import { flowNameOf } from './metrics-endpoint';
 import { upgradeConfig } from './migrations';
 
@@ -39,7 +41,7 @@ export function parseStatsConfig(def: StatsDef): StatsConfig {
  * The dedup-stats node: on any message, it replaces msg.payload with the
  * counts of the dedup nodes (every one, or those chosen in its dialog),
  * read from the records the dedup sidebar and the Prometheus exporter read
- * (node-red/insight): it counts nothing itself. Its per-minute rates run
+ * (the nodes' telemetry, through insight/stats-view): it counts nothing itself. Its per-minute rates run
  * from its own previous message, so it keeps each node's last reading.
  */
 export class StatsController {
@@ -90,7 +92,7 @@ export class StatsController {
       }
       const { subject } = counts;
       const { stats, reading } = nodeStats(
-        { id, name: subject.name, type: subject.type, flow: flowNameOf(this.RED, id), store: subject.info().kind, running: counts.running, since: counts.since, totals: counts.totals, decisions: counts.decisions, top: counts.top },
+        { id, name: subject.name, type: subject.type, flow: flowNameOf(this.RED, id), store: counts.store, running: counts.running, since: counts.since, totals: counts.totals, decisions: counts.decisions, top: counts.top },
         now,
         this.readings.get(id),
         withReasons,
