@@ -7,21 +7,21 @@ import { propertyKey, readingKeyer } from '../core/sensor/keys';
 import { isRecord } from '../core/sensor/reading';
 import { nextToken } from '../core/structures/call-token';
 import type { ClaimRequest, Replies, SeenStore } from '../stores/types';
-import { closeRun, sensorTelemetry } from '../telemetry/records';
+import { sensorTelemetry } from '../telemetry/records';
 import type { SensorTelemetry } from '../telemetry/sensor-telemetry';
-import { SENSOR_TYPE, type StoreKind } from '../telemetry/subjects';
+import { SENSOR_TYPE } from '../telemetry/subjects';
 import type { DoneFunction, NodeAPI, NodeMessage, SendFunction } from './api';
 import { registerClaimHolder, unregisterClaimHolder, type ClaimHolder } from './claim-registry';
 import { fingerprintOf, LostDecisions } from './lost-decisions';
-import type { Controller, NodeParts } from './node-lifecycle';
-import type { Leaving, Outlet } from './outlet';
+import { DecidingController } from './deciding-controller';
+import type { NodeParts } from './node-lifecycle';
+import type { Leaving } from './outlet';
 import { resetTarget } from './reset';
 import type { SensorConfig } from './sensor-config';
-import type { StatusCounts, Translate } from './status-board';
+import type { StatusCounts } from './status-board';
 import { sensorStatus } from './status-counts';
 import type { OwnStore } from './store-binding';
-import type { StoreCall, StoreCalls } from './store-calls';
-import { StoreFailurePolicy } from './store-failure';
+import type { StoreCall } from './store-calls';
 
 /** A message waiting on the store: the one object a decision allocates. */
 interface Waiting extends Leaving {
@@ -32,20 +32,14 @@ interface Waiting extends Leaving {
 /**
  * The sensor reconnect node's behaviour: key each reading (core/sensor/keys),
  * claim the keys of a message in one request (core/sensor/burst decides the
- * repeats within it), route the admitted readings and the audit. The entry
- * file (src/sensor-reconnect-dedup.ts) only hands it the node.
+ * repeats within it), route the admitted readings and the audit, and write
+ * the outcome to the node's telemetry once. Built by node-lifecycle's start
+ * with everything it needs.
  */
-export class SensorController implements Controller {
+export class SensorController extends DecidingController<SensorConfig, SeenStore> {
   readonly status: StatusCounts;
   private readonly RED: NodeAPI;
   private readonly nodeId: string;
-  private readonly config: SensorConfig;
-  private readonly store: SeenStore;
-  private readonly storeKind: StoreKind;
-  private readonly t: Translate;
-  private readonly out: Outlet;
-  private readonly calls: StoreCalls;
-  private readonly failure: StoreFailurePolicy;
   private readonly telemetry: SensorTelemetry;
   /** Key mode `reading`: the node's fields, ready to key a reading. */
   private readonly keyReading: ((raw: unknown, device?: unknown) => KeyResult) | undefined;
@@ -59,22 +53,15 @@ export class SensorController implements Controller {
    */
   private readonly queue: { run: (() => void) | undefined }[] = [];
 
-  constructor({ RED, node, t, config, store, out, calls, health, onClose }: NodeParts<SensorConfig, OwnStore<SeenStore>>) {
+  constructor(parts: NodeParts<SensorConfig, OwnStore<SeenStore>>) {
+    super(parts);
+    const { RED, node, config, store, onClose } = parts;
     this.RED = RED;
     this.nodeId = node.id;
-    this.config = config;
-    this.store = store.store;
-    this.storeKind = store.kind;
-    this.t = t;
-    this.out = out;
-    this.calls = calls;
-    this.failure = new StoreFailurePolicy(node, config.onStoreError, health, t);
     this.keyReading = config.fields === undefined ? undefined : readingKeyer(config.fields);
-    this.telemetry = sensorTelemetry({ type: SENSOR_TYPE, id: node.id, name: node.name ?? '', store: store.kind, settings: { ...config.seen, outputMode: config.outputMode } });
-    const run = this.telemetry.start(() => store.info());
-    onClose((removed) => closeRun(this.telemetry, run, removed));
+    this.telemetry = this.running(sensorTelemetry({ type: SENSOR_TYPE, id: node.id, name: node.name ?? '', store: store.kind, settings: { ...config.seen, outputMode: config.outputMode } }), parts);
     this.status = sensorStatus(this.telemetry, config.seen.confirm);
-    this.replies = calls.answers(
+    this.replies = this.calls.answers(
       (codes, w) => this.route(w, settleReadings(w.prepared, codes, undefined, config.seen.confirm)),
       (error, w) => this.storeFailed(w, error),
     );

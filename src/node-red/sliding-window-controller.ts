@@ -3,19 +3,19 @@ import { unparsedKind } from '../core/parse/fields';
 import { readPing, type RawPing } from '../core/window/ping';
 import type { Ping } from '../core/window/sliding-window';
 import type { Replies, WindowOutcome, WindowStore } from '../stores/types';
-import { closeRun, windowTelemetry } from '../telemetry/records';
-import { WINDOW_TYPE, type StoreKind } from '../telemetry/subjects';
+import { windowTelemetry } from '../telemetry/records';
+import { WINDOW_TYPE, type WindowSubject } from '../telemetry/subjects';
 import type { WindowTelemetry } from '../telemetry/window-telemetry';
 import type { DoneFunction, NodeMessage, SendFunction } from './api';
 import { fingerprintOf, LostDecisions } from './lost-decisions';
-import type { Controller, NodeParts } from './node-lifecycle';
-import type { Leaving, Outlet } from './outlet';
+import { DecidingController } from './deciding-controller';
+import type { NodeParts } from './node-lifecycle';
+import type { Leaving } from './outlet';
 import type { SlidingWindowConfig } from './sliding-window-config';
-import type { StatusCounts, Translate } from './status-board';
+import type { StatusCounts } from './status-board';
 import { windowStatus } from './status-counts';
 import type { OwnStore } from './store-binding';
-import type { StoreCall, StoreCalls } from './store-calls';
-import { StoreFailurePolicy } from './store-failure';
+import type { StoreCall } from './store-calls';
 
 /** A message waiting on the store for its decision: the one object a decision allocates. */
 interface Waiting extends Leaving {
@@ -27,15 +27,8 @@ interface Waiting extends Leaving {
  * store, route by the answer, and write the decision to the node's
  * telemetry once. Built by node-lifecycle's start with everything it needs.
  */
-export class SlidingWindowController implements Controller {
+export class SlidingWindowController extends DecidingController<SlidingWindowConfig, WindowStore> {
   readonly status: StatusCounts;
-  private readonly config: SlidingWindowConfig;
-  private readonly store: WindowStore;
-  private readonly storeKind: StoreKind;
-  private readonly t: Translate;
-  private readonly out: Outlet;
-  private readonly calls: StoreCalls;
-  private readonly failure: StoreFailurePolicy;
   private readonly telemetry: WindowTelemetry;
   private readonly lost = new LostDecisions<true>(3_600_000);
   private readonly raw: RawPing = { assetId: undefined, time: undefined, lat: undefined, lon: undefined, heading: undefined, accuracy: undefined, events: undefined };
@@ -43,26 +36,20 @@ export class SlidingWindowController implements Controller {
   private readonly replies: Replies<WindowOutcome, Waiting>;
   private readonly decide: StoreCall<Ping, WindowOutcome, Waiting>;
 
-  constructor({ node, t, config, store, out, calls, health, onClose }: NodeParts<SlidingWindowConfig, OwnStore<WindowStore>>) {
-    this.config = config;
-    this.store = store.store;
-    this.storeKind = store.kind;
-    this.t = t;
-    this.out = out;
-    this.calls = calls;
-    this.failure = new StoreFailurePolicy(node, config.onStoreError, health, t);
-    this.telemetry = windowTelemetry({
+  constructor(parts: NodeParts<SlidingWindowConfig, OwnStore<WindowStore>>) {
+    super(parts);
+    const { node, config, store } = parts;
+    const subject: WindowSubject = {
       type: WINDOW_TYPE,
       id: node.id,
       name: node.name ?? '',
       store: store.kind,
       settings: { ...config.settings, eventFields: config.paths.events.map((p) => p.label), accuracyProperty: config.paths.accuracy?.label ?? '' },
       sampleSize: config.sampleSize,
-    });
-    const run = this.telemetry.start(() => store.info());
-    onClose((removed) => closeRun(this.telemetry, run, removed));
+    };
+    this.telemetry = this.running(windowTelemetry(subject), parts);
     this.status = windowStatus(this.telemetry);
-    this.replies = calls.answers(
+    this.replies = this.calls.answers(
       (outcome, w) => this.route(w, outcome),
       (error, w) => this.storeFailed(w, error),
     );

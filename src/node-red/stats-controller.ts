@@ -38,47 +38,51 @@ export function parseStatsConfig(def: StatsDef): StatsConfig {
 }
 
 /**
+ * Starts a dedup-stats node: reads its config, then builds its controller;
+ * a config that cannot start answers every message with the reason (its
+ * status set once: it has no counts to redraw). Not a NodeKind of
+ * node-lifecycle: it has no store, and its status line is its last report.
+ */
+export function startStatsNode(RED: NodeAPI, node: Node, def: StatsDef): void {
+  const t = (key: string, subs?: Record<string, string | number>): string => RED._(`${STATS_TYPE}.${key}`, subs);
+  const outlet = new Outlet(RED, node, t);
+  let config: StatsConfig;
+  try {
+    config = parseStatsConfig(upgradeConfig(STATS_TYPE, def, (version, supported) => node.warn(t('warnings.newerConfig', { version, supported }))));
+  } catch (error) {
+    const text = t('errors.config', { error: errorMessage(error) });
+    node.error(text);
+    node.status({ fill: 'red', shape: 'ring', text: t('status.config') });
+    node.on('input', (msg, _send, done) => outlet.end(msg, done, new Error(text)));
+    return;
+  }
+  node.status({});
+  const controller = new StatsController(RED, node, config, outlet, t);
+  node.on('input', (msg, send, done) => controller.input(msg, send, done));
+}
+
+/**
  * The dedup-stats node: on any message, it replaces msg.payload with the
  * counts of the dedup nodes (every one, or those chosen in its dialog),
  * read from the records the dedup sidebar and the Prometheus exporter read
- * (the nodes' telemetry, through insight/stats-view): it counts nothing itself. Its per-minute rates run
- * from its own previous message, so it keeps each node's last reading.
+ * (the nodes' telemetry, through insight/stats-view): it counts nothing
+ * itself. Its per-minute rates run from its own previous message, so it
+ * keeps each node's last reading.
  */
 export class StatsController {
-  private config: StatsConfig | undefined;
-  private problem: string | undefined;
-  private readonly outlet: Outlet;
   private readonly readings = new Map<string, Reading>();
 
   constructor(
     private readonly RED: NodeAPI,
     private readonly node: Node,
+    private readonly config: StatsConfig,
+    private readonly outlet: Outlet,
+    private readonly t: (key: string, subs?: Record<string, string | number>) => string,
     private readonly now: () => number = Date.now,
-  ) {
-    this.outlet = new Outlet(RED, node, this.t);
-  }
-
-  private readonly t = (key: string, subs?: Record<string, string | number>): string => this.RED._(`${STATS_TYPE}.${key}`, subs);
-
-  start(def: StatsDef): void {
-    try {
-      const upgraded = upgradeConfig(STATS_TYPE, def, (version, supported) => this.node.warn(this.t('warnings.newerConfig', { version, supported })));
-      this.config = parseStatsConfig(upgraded);
-      this.node.status({});
-    } catch (error) {
-      this.problem = errorMessage(error);
-      this.node.error(this.t('errors.config', { error: this.problem }));
-      this.node.status({ fill: 'red', shape: 'ring', text: this.t('status.config') });
-    }
-    this.node.on('input', (msg, send, done) => this.input(msg, send, done));
-  }
+  ) {}
 
   input(msg: NodeMessage, send: SendFunction, done: DoneFunction): void {
     const config = this.config;
-    if (config === undefined) {
-      this.outlet.end(msg, done, new Error(this.t('errors.config', { error: this.problem ?? '' })));
-      return;
-    }
     const ids = config.dedupNodes.length > 0 ? config.dedupNodes : countedNodeIds();
     const now = this.now();
     const withReasons = countingReasons();

@@ -22,7 +22,7 @@ export function countsLine(t: Translate, counts: Readonly<Record<string, number>
 }
 
 /** `line`, followed by the count of messages the store failed for, once there is one (a healthy node's status stays short). */
-export function withStoreErrors(t: Translate, line: string, storeErrors: number): string {
+function withStoreErrors(t: Translate, line: string, storeErrors: number): string {
   if (storeErrors === 0) return line;
   return t('status.withStoreErrors', { counts: line, errors: t('status.count.storeErrors', { count: storeErrors }) });
 }

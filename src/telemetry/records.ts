@@ -1,6 +1,7 @@
 import { startClock } from './coarse-clock';
 import { ConfirmTelemetry } from './confirm-telemetry';
-import type { ConfirmSubject, SensorSubject, WindowSubject } from './subjects';
+import type { DecidingRecord } from './deciding-record';
+import type { ConfirmSubject, DecidingSubject, SensorSubject, WindowSubject } from './subjects';
 import { SensorTelemetry } from './sensor-telemetry';
 import { WindowTelemetry } from './window-telemetry';
 
@@ -19,30 +20,27 @@ const records = new Map<string, TelemetryRecord>();
 /** Confirm nodes followed at most: far more than a flow has; a runaway of ids cannot grow it without bound. */
 const MAX_CONFIRM_NODES = 1000;
 /** A closed node that has not come back within this long is forgotten. */
-export const FORGET_CLOSED_MS = 3_600_000;
+const FORGET_CLOSED_MS = 3_600_000;
 
 /** The sliding-window node's record: the one its id had (given the node's new settings), or a new one. */
 export function windowTelemetry(subject: WindowSubject): WindowTelemetry {
-  startClock();
-  const found = records.get(subject.id);
-  if (found instanceof WindowTelemetry) {
-    found.adopt(subject);
-    return found;
-  }
-  const record = new WindowTelemetry(subject);
-  records.set(subject.id, record);
-  return record;
+  return recordFor(subject, WindowTelemetry);
 }
 
 /** The sensor node's record: the one its id had (given the node's new settings), or a new one. */
 export function sensorTelemetry(subject: SensorSubject): SensorTelemetry {
+  return recordFor(subject, SensorTelemetry);
+}
+
+/** The record of a subject's id if it is of its kind (told its new subject), else a new one in its place. */
+function recordFor<S extends DecidingSubject, R extends DecidingRecord<S> & DecidingTelemetry>(subject: S, Kind: new (subject: S) => R): R {
   startClock();
   const found = records.get(subject.id);
-  if (found instanceof SensorTelemetry) {
+  if (found instanceof Kind) {
     found.adopt(subject);
     return found;
   }
-  const record = new SensorTelemetry(subject);
+  const record = new Kind(subject);
   records.set(subject.id, record);
   return record;
 }

@@ -74,5 +74,3 @@ export interface ConfirmSubject {
 
 /** A node that decides messages through a store of its own. */
 export type DecidingSubject = WindowSubject | SensorSubject;
-
-export type Subject = DecidingSubject | ConfirmSubject;
