@@ -58,28 +58,9 @@ export class SensorTelemetry extends DecidingRecord<SensorSubject> {
     this.leaseExpired += settled.leaseExpired;
     if (admitted > 0) this.rates.add(now, ADMITTED, admitted);
     if (suppressed > 0) this.rates.add(now, SUPPRESSED, suppressed);
-    const byReason = countingReasons();
-    if (settled.storeError !== undefined) {
-      // Admitted without the store (it failed): no admission was remembered, so none is sampled.
-      if (byReason) {
-        add(this.decisions, STORE_UNAVAILABLE, admitted);
-        for (const { reason } of settled.suppressed) add(this.decisions, reason === 'in-flight' ? SENSOR_IN_FLIGHT : SENSOR_DUPLICATE);
-      }
-      this.changed();
-      return;
-    }
-    if (byReason) {
-      add(this.decisions, SENSOR_REPLAYED, settled.replayed);
-      add(this.decisions, SENSOR_NEW, admitted - settled.replayed);
-    }
-    for (const keyed of settled.admitted) this.arrivals.admitted(keyed.key, now);
-    for (const { keyed, reason } of settled.suppressed) {
-      if (byReason) add(this.decisions, reason === 'in-flight' ? SENSOR_IN_FLIGHT : SENSOR_DUPLICATE);
-      // A repeat inside the message points at its first occurrence's claim (core/sensor/burst).
-      const claim = prepared.claims[claimIndex(keyed)];
-      if (claim !== undefined) this.devices.replayed(claim.group, now);
-      this.arrivals.replayed(keyed.key, now);
-    }
+    if (countingReasons()) this.countReasons(settled);
+    // Admitted without the store (it failed): no admission was remembered, so none is sampled.
+    if (settled.storeError === undefined) this.sample(prepared, settled, now);
     this.changed();
   }
 
@@ -113,6 +94,28 @@ export class SensorTelemetry extends DecidingRecord<SensorSubject> {
       leaseExpired: this.leaseExpired,
       storeErrors: this.storeErrors,
     };
+  }
+
+  /** The readings by reason, for Prometheus and the stats node. */
+  private countReasons(settled: Settled): void {
+    const decisions = this.decisions;
+    if (settled.storeError !== undefined) add(decisions, STORE_UNAVAILABLE, settled.admitted.length);
+    else {
+      add(decisions, SENSOR_REPLAYED, settled.replayed);
+      add(decisions, SENSOR_NEW, settled.admitted.length - settled.replayed);
+    }
+    for (const { reason } of settled.suppressed) add(decisions, reason === 'in-flight' ? SENSOR_IN_FLIGHT : SENSOR_DUPLICATE);
+  }
+
+  /** The admissions and replays into the sidebar's samples: the key-arrival gaps and the devices that replay. */
+  private sample(prepared: Prepared, settled: Settled, now: number): void {
+    for (const keyed of settled.admitted) this.arrivals.admitted(keyed.key, now);
+    for (const { keyed } of settled.suppressed) {
+      // A repeat inside the message points at its first occurrence's claim (core/sensor/burst).
+      const claim = prepared.claims[claimIndex(keyed)];
+      if (claim !== undefined) this.devices.replayed(claim.group, now);
+      this.arrivals.replayed(keyed.key, now);
+    }
   }
 
   private countRejected(now: number, count: number): void {
