@@ -1,4 +1,5 @@
 import { MAX_ENTRIES, SLIDING_WINDOW_DEFAULTS } from '../core/defaults';
+import type { MemoryWindowSettings } from '../stores/memory-window-store';
 import type { GridRule, GridSpec } from './grid';
 
 /**
@@ -35,19 +36,22 @@ export function withCurrent(spec: GridSpec, minSeconds: number | undefined, minM
 }
 
 /**
- * The parts of a node's settings the grid keeps fixed. `from` says what an
- * absent clock guard means: for the command's options, a node's default
- * (300 s); in a running node's settings, that the node turned it off.
+ * The parts of a node's settings the grid keeps fixed, from the command's
+ * options: what an option does not give is a new node's default (the clock
+ * guard on, at 300 s).
  */
-export function ruleOf(settings: Record<string, unknown>, from: 'options' | 'node' = 'options'): GridRule {
-  const number = (value: unknown): number | undefined => (typeof value === 'number' && Number.isFinite(value) ? value : undefined);
-  const rule: GridRule = {
-    ttlSeconds: number(settings.ttlSeconds) ?? SLIDING_WINDOW_DEFAULTS.ttlSeconds,
-    maxAssets: number(settings.maxAssets) ?? MAX_ENTRIES,
-  };
-  const heading = number(settings.minHeadingDegrees);
-  if (heading !== undefined) rule.minHeadingDegrees = heading;
-  const ahead = from === 'node' || 'maxAheadSeconds' in settings ? number(settings.maxAheadSeconds) : SLIDING_WINDOW_DEFAULTS.maxAheadSeconds;
-  if (ahead !== undefined) rule.maxAheadSeconds = ahead;
+export function ruleOf(options: { ttlSeconds?: number }): GridRule {
+  return { ttlSeconds: options.ttlSeconds ?? SLIDING_WINDOW_DEFAULTS.ttlSeconds, maxAssets: MAX_ENTRIES, maxAheadSeconds: SLIDING_WINDOW_DEFAULTS.maxAheadSeconds };
+}
+
+/**
+ * The parts of a running node's settings (as its config read them) the
+ * grid keeps fixed: its own, with an absent clock guard one the node
+ * turned off.
+ */
+export function nodeRule(settings: Readonly<MemoryWindowSettings>): GridRule {
+  const rule: GridRule = { ttlSeconds: settings.ttlSeconds, maxAssets: settings.maxAssets };
+  if (settings.minHeadingDegrees !== undefined) rule.minHeadingDegrees = settings.minHeadingDegrees;
+  if (settings.maxAheadSeconds !== undefined) rule.maxAheadSeconds = settings.maxAheadSeconds;
   return rule;
 }

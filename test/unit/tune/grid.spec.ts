@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { baselineOf, decideWindow, type Ping, type WindowBaseline } from '../../../src/core/window/sliding-window';
 import { decideAll, runGrid } from '../../../src/tune/grid';
-import { parseList, ruleOf, withCurrent } from '../../../src/tune/grid-spec';
+import { nodeRule, parseList, ruleOf, withCurrent } from '../../../src/tune/grid-spec';
 import { PingColumnsBuilder, type PingColumns } from '../../../src/core/window/ping-columns';
 
 const T0 = Date.parse('2026-07-16T09:00:00Z');
@@ -99,8 +99,8 @@ describe('tune/grid', function () {
 
   it('keeps the node\'s other settings: its clock guard off when it turned it off, the default for the command', function () {
     assert.deepEqual(ruleOf({ ttlSeconds: 600 }), { ttlSeconds: 600, maxAssets: 100_000, maxAheadSeconds: 300 });
-    assert.deepEqual(ruleOf({ ttlSeconds: 600, maxAssets: 50, minSeconds: 60, minHeadingDegrees: 30 }, 'node'), { ttlSeconds: 600, maxAssets: 50, minHeadingDegrees: 30 });
-    assert.deepEqual(ruleOf({ ttlSeconds: 600, maxAheadSeconds: 120 }, 'node'), { ttlSeconds: 600, maxAssets: 100_000, maxAheadSeconds: 120 });
+    assert.deepEqual(nodeRule({ ttlSeconds: 600, maxAssets: 50, minSeconds: 60, minMetres: 25, minHeadingDegrees: 30 }), { ttlSeconds: 600, maxAssets: 50, minHeadingDegrees: 30 });
+    assert.deepEqual(nodeRule({ ttlSeconds: 600, maxAssets: 100_000, minSeconds: 60, minMetres: 25, maxAheadSeconds: 120 }), { ttlSeconds: 600, maxAssets: 100_000, maxAheadSeconds: 120 });
   });
 });
 
