@@ -1,51 +1,55 @@
 -- Reconnect dedup: claim, confirm and release idempotency keys, first write
 -- wins, as one unit that no other client can interleave.
 --
--- The loader (src/redis/scripts.ts) puts three lines before this text:
--- `local CLAIM, LEASE_EXPIRED, SETTLE = {...}, 16, {...}`,
--- `local SEEN, PENDING, RELEASED = 0, 1, 2` (the codes and entry states of
--- src/core/sensor/seen-codes.ts) and `local CLAIM_OP, ..., RESET_ALL = 1, ..., 5`
--- (SEEN_OP of src/redis/scripts.ts), so that both sides name them. The logic is
--- BoundedSeenSet of src/core/sensor/seen-set.ts; the contract suite holds the two
--- to the same answers.
+-- The loader (src/redis/scripts.ts) puts lines before this text that name
+-- what both sides share: `local CLAIM, LEASE_EXPIRED, SETTLE = {...}, 16, {...}`
+-- and `local SEEN, PENDING, RELEASED = 0, 1, 2` (the codes and entry states of
+-- src/core/sensor/seen-codes.ts), `local CLAIM_OP, ..., RESET_ALL = 1, ..., 5`
+-- (the operation codes), then the binary formats of src/redis/wire.ts (the
+-- struct format of each argument and entry, and their sizes), so that
+-- neither side spells a number. The logic is BoundedSeenSet of
+-- src/core/sensor/seen-set.ts; the contract suite holds the two to the same
+-- answers.
 --
 -- KEYS[1]    the epoch key of this call's hash slot (see "Resets").
 -- KEYS[2..]  seen-set entries and group epoch keys, as the operations name
 --            them. All keys of one call share a hash slot (the device id, or
 --            the key itself, is a hash tag), so one burst from one device is
 --            one call and the script runs unchanged on Redis Cluster.
--- ARGV[1]    '<dI4dBI6': the Node-RED host's clock in epoch ms, ttlSeconds,
+-- ARGV[1]    SETTINGS: the Node-RED host's clock in epoch ms, ttlSeconds,
 --            leaseMs, 1 when a claim holds its key pending (confirm mode),
 --            and 48 random bits naming this call.
--- ARGV[2]    the operations, 11 bytes each, '<BI2I2I6': the operation
---            (1 claim, 2 confirm, 3 release, 4 reset a group, 5 reset
---            every key), the KEYS index of its entry (for a group reset:
---            of the group's epoch key), the KEYS index of the entry's group
---            epoch key, and the 48-bit token of the message it is for.
+-- ARGV[2]    the operations, OP_BYTES each (OP): the operation (CLAIM_OP,
+--            CONFIRM_OP, RELEASE_OP, RESET_GROUP, RESET_ALL), the KEYS index
+--            of its entry (for a group reset: of the group's epoch key),
+--            the KEYS index of the entry's group epoch key, and the 48-bit
+--            token of the message it is for.
 --
 -- Reply: one integer per operation: a CLAIM code (plus LEASE_EXPIRED when
 -- the claim took over a pending key whose lease had run out), a SETTLE code,
 -- or 0 for a reset.
 --
--- AN ENTRY is a string: '<I2I2BI6' (slot epoch and group epoch, each mod
--- 65536, it was written in; its state: 0 seen, 1 pending, 2 released; the
--- token that holds it), plus, when pending, the lease's deadline as a double
--- (epoch ms). It is written with SET ... PX: the TTL when seen, the longer
--- of TTL and lease when pending, one lease when released (kept only so
--- that a repeated release is recognised). One SET: the key never exists
--- without its expiry, which SETNX followed by EXPIRE would allow if the
--- client died in between.
+-- AN ENTRY is a string, an ENTRY (the slot epoch and the group epoch, each
+-- mod EPOCH_MODULUS, it was written in; its state, SEEN, PENDING or
+-- RELEASED; the token that holds it), plus, when pending, a DEADLINE: the
+-- lease's end (epoch ms). It is written with SET ... PX: the TTL when seen,
+-- the longer of TTL and lease when pending, one lease when released (kept
+-- only so that a repeated release is recognised). One SET: the key never
+-- exists without its expiry, which SETNX followed by EXPIRE would allow if
+-- the client died in between.
 --
--- Tokens. A token is made from the node, the message's _msgid and the keys
--- it carries. A claim by the same token is the same message again (ioredis
--- resending a call whose reply was lost, or a Catch flow retrying the
--- message): it is admitted again as 'replayed', never counted as a
--- duplicate of itself. Confirm and release act only when the entry still
--- holds their token, so a late confirm can never confirm another worker's
--- newer claim; both are safe to repeat. A seen (confirmed) key is kept, not
--- released.
+-- Tokens. A token is a 48-bit number one message claims its keys under
+-- (src/core/structures/call-token.ts): a new one per message, and the same
+-- one again when a message whose decision was lost (Redis did not answer)
+-- comes back through a Catch flow with the same _msgid and readings
+-- (src/node-red/lost-decisions.ts). A claim by the same token is the same
+-- message again (ioredis resending a call whose reply was lost, or that
+-- retry): it is admitted again as 'replayed', never counted as a duplicate
+-- of itself. Confirm and release act only when the entry still holds their
+-- token, so a late confirm can never confirm another worker's newer claim;
+-- both are safe to repeat. A seen (confirmed) key is kept, not released.
 --
--- Resets. Epoch keys hold '<I4I6': a counter and the call that last raised
+-- Resets. Epoch keys hold an EPOCH: a counter and the call that last raised
 -- it. An entry written in another epoch reads as absent. "Reset every key"
 -- raises the slot's counter (it never expires; on a Cluster the client sends
 -- the reset to every slot); "reset a group" raises the group's, kept as
@@ -57,17 +61,15 @@
 -- per call, as Redis would make them ('%.17g'), because Redis formats a Lua
 -- number with sprintf on every call; library functions are locals.
 
-local now, ttl, lease, pending_mode, call = struct.unpack('<dI4dBI6', ARGV[1])
+local now, ttl, lease, pending_mode, call = struct.unpack(SETTINGS, ARGV[1])
 local ops = ARGV[2]
 local keys = KEYS
 local pack, unpack, format = struct.pack, struct.unpack, string.format
 local call_redis = redis.call
 
--- CLAIM_OP, CONFIRM_OP, RELEASE_OP, RESET_GROUP, RESET_ALL: from the prelude (redis/scripts SEEN_OP).
--- SEEN, PENDING, RELEASED: an entry's state byte, from the prelude (core/sensor/seen-codes KEY_STATE).
-local OP, OP_BYTES = '<BI2I2I6', 11
-local ENTRY, ENTRY_BYTES, DEADLINE = '<I2I2BI6', 11, '<d'
-local EPOCH = '<I4I6'
+-- From the prelude: CLAIM_OP, CONFIRM_OP, RELEASE_OP, RESET_GROUP,
+-- RESET_ALL; SEEN, PENDING, RELEASED (an entry's state byte); and every
+-- format and size (redis/wire).
 local ttl_ms = ttl * 1000
 local pending_ms = math.max(ttl_ms, lease)
 local ttl_px, pending_px, lease_px = format('%.17g', ttl_ms), format('%.17g', pending_ms), format('%.17g', lease)
@@ -84,7 +86,7 @@ local function epoch_of(index)
   if not e then
     e = { count = 0, call = -1 }
     local raw = call_redis('GET', key)
-    if raw and #raw == 10 then e.count, e.call = unpack(EPOCH, raw) end
+    if raw and #raw == EPOCH_BYTES then e.count, e.call = unpack(EPOCH, raw) end
     epochs[key] = e
   end
   return e
@@ -110,15 +112,15 @@ local function read_entry(index, group_index)
   local raw = call_redis('GET', keys[index])
   if not raw or #raw < ENTRY_BYTES then return nil end
   local e_slot, e_group, state, token, pos = unpack(ENTRY, raw)
-  if e_slot ~= epoch_of(SLOT_EPOCH).count % 65536 or e_group ~= epoch_of(group_index).count % 65536 then return nil end
+  if e_slot ~= epoch_of(SLOT_EPOCH).count % EPOCH_MODULUS or e_group ~= epoch_of(group_index).count % EPOCH_MODULUS then return nil end
   local deadline = 0
-  if state == PENDING and #raw >= ENTRY_BYTES + 8 then deadline = unpack(DEADLINE, raw, pos) end
+  if state == PENDING and #raw >= ENTRY_BYTES + DEADLINE_BYTES then deadline = unpack(DEADLINE, raw, pos) end
   return state, token, deadline
 end
 
 local function write_entry(index, group_index, state, token)
   local group = epoch_of(group_index)
-  local value = pack(ENTRY, epoch_of(SLOT_EPOCH).count % 65536, group.count % 65536, state, token)
+  local value = pack(ENTRY, epoch_of(SLOT_EPOCH).count % EPOCH_MODULUS, group.count % EPOCH_MODULUS, state, token)
   local px = ttl_px
   if state == PENDING then
     value = value .. pack(DEADLINE, now + lease)

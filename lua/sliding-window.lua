@@ -3,13 +3,16 @@
 -- same redelivery cannot both admit it, because the second one's read sees
 -- the first one's write.
 --
--- The loader (src/redis/scripts.ts) puts two lines before this text:
+-- The loader (src/redis/scripts.ts) puts lines before this text that name
+-- what both sides share, so that neither spells a number: first
 -- `local REASON, ADMITS = { ahead = 1, first = 2, ... }, { [2] = true, ... }`,
--- the reason codes of src/core/window/window-reasons.ts and the set of those that
--- admit, and `local RESET_ASSET, RESET_ALL = 2, 3`, the operation codes of
--- WINDOW_OP, so that both sides name them and neither spells a number. The
--- rule is decideWindow of src/core/window/sliding-window.ts; the contract and
--- parity tests hold the two to the same answers.
+-- the reason codes of src/core/window/window-reasons.ts and the set of those
+-- that admit; then `local RESET_ASSET, RESET_ALL = 2, 3`, the operation
+-- codes; then the binary formats of src/redis/wire.ts (the struct format
+-- of each argument, reply and record, their sizes, their flag bits, the
+-- steps the record counts in). The rule is decideWindow of
+-- src/core/window/sliding-window.ts; the contract and parity tests hold the
+-- two to the same answers.
 --
 -- KEYS[1]    the epoch key of this call's hash slot (see "Resets").
 -- KEYS[1+i]  the record of the asset of operation i. Every key of one call
@@ -17,50 +20,46 @@
 --            epoch key's suffix), so the script runs unchanged on Redis
 --            Cluster. An asset may appear more than once; its operations
 --            run in the order given.
--- ARGV[1]    the rule, packed '<ddddI4': minSeconds, minMetres,
---            minHeadingDegrees (0: off), maxAheadSeconds (negative: off),
---            ttlSeconds.
--- ARGV[2]    this call, packed '<dI6': the Node-RED host's clock in epoch
+-- ARGV[1]    the rule (RULE): minSeconds, minMetres, minHeadingDegrees
+--            (0: off), maxAheadSeconds (negative: off), ttlSeconds.
+-- ARGV[2]    this call (CALL): the Node-RED host's clock in epoch
 --            milliseconds (the clock guard's "now": the host's, not Redis
 --            TIME, so that every store and every test reads one clock), and
 --            48 random bits naming the call (see "Resent calls").
--- ARGV[3]    the operations, 48 bytes each, '<BBI6ddddd': the operation
---            (1 ping, 2 reset the asset, 3 reset every asset), flags (1: the
---            ping has a heading, 2: the ping is a retried message), the
---            48-bit fingerprint of the ping's event values, then t (epoch
---            milliseconds), lat, lon, heading, accuracy as doubles. Binary,
---            so that neither side formats or parses decimal text.
+-- ARGV[3]    the operations, OP_BYTES each (OP): the operation (a ping,
+--            RESET_ASSET, RESET_ALL), flags (HAS_HEADING: the ping has a
+--            heading, RETRY: the ping is a retried message), the 48-bit
+--            fingerprint of the ping's event values, then t (epoch
+--            milliseconds), lat, lon, heading, accuracy as doubles.
 --
--- Reply: one string, 34 bytes per operation, in order, '<BdddI4I4B': the
--- reason code (0 for a reset), dtSeconds, distanceMetres, headingChange,
--- the asset's accepted and suppressed counts, and which of the three
--- measures are present (1 dt, 2 distance, 4 heading change). Binary because
--- Redis truncates Lua numbers to integers on the way out.
+-- Reply: one string, one REPLY per operation, in order: the reason code (0
+-- for a reset), dtSeconds, distanceMetres, headingChange, the asset's
+-- accepted and suppressed counts, and which of the three measures are
+-- present (HAS_DT, HAS_DISTANCE, HAS_TURN).
 --
--- THE RECORD is a string of 44 bytes (so Redis 7 keeps key object and value
--- in one 64-byte allocation), written with SET ... EX ttlSeconds when a
--- ping is admitted and, when only the suppressed count changed, those four
--- bytes alone with SETRANGE (which keeps the TTL), so it expires ttlSeconds
--- after the last admission:
+-- THE RECORD (RECORD, RECORD_BYTES; src/redis/wire.ts says why that size)
+-- is written with SET ... EX ttlSeconds when a ping is admitted and, when
+-- only the suppressed count changed, that count alone with SETRANGE at
+-- SUPPRESSED_AT (which keeps the TTL), so it expires ttlSeconds after the
+-- last admission. Its fields:
 --
---   '<di4i4I4I4I6I2I6I2I2I2'
 --   t          the last admitted ping's time, epoch ms, exact
---   lat, lon   its position in 1e-7 degrees (about 1 cm)
---   accepted, suppressed   the asset's counts
+--   lat, lon   its position in 1 / DEGREE_STEPS degrees (about 1 cm)
+--   accepted, suppressed   the asset's counts (at most MAX_COUNT)
 --   call       the last call that admitted a ping of this asset
 --   first      the index i of that call's first admitted ping of the asset
 --   events     the admitted ping's event fingerprint
---   heading    in 0.01 degrees, 65535 when it had none
---   accuracy   in 0.1 m (at most 6553.4)
---   epoch      the slot's epoch (mod 65536) the record was written in
+--   heading    in 1 / HEADING_STEPS degrees, NO_HEADING when it had none
+--   accuracy   in 1 / ACCURACY_STEPS m (at most MAX_ACCURACY_STEP steps)
+--   epoch      the slot's epoch (mod EPOCH_MODULUS) the record was written in
 --
--- followed, sometimes, by 26 bytes '<di4i4I6I2I2' (t, lat, lon, events,
--- heading, accuracy): the asset's baseline from before the call named by
--- `call`, kept when that call suppressed a ping of the asset before its
--- first admission (see below). Both stores keep the baseline at this
--- precision, so their decisions agree bit for bit.
+-- followed, sometimes, by a TAIL (t, lat, lon, events, heading, accuracy,
+-- the record's bytes at TAIL_CUTS): the asset's baseline from before the
+-- call named by `call`, kept when that call suppressed a ping of the asset
+-- before its first admission (see below). Both stores keep the baseline at
+-- this precision, so their decisions agree bit for bit.
 --
--- Resets. The epoch key holds '<I4I6': a counter and the call that last
+-- Resets. The epoch key holds an EPOCH: a counter and the call that last
 -- raised it; it never expires. A record written in another epoch reads as
 -- absent. "Reset every asset" raises the counter: O(1) on the server however
 -- many keys exist, atomic with respect to every decision (a decision runs
@@ -106,23 +105,14 @@
 -- at 500 pings per call, within this machine's noise; a GET per record
 -- keeps a reset to the commands test/redis/reset.spec.ts counts.
 
-local min_s, min_m, min_turn, max_ahead, ttl = struct.unpack('<ddddI4', ARGV[1])
-local now, call = struct.unpack('<dI6', ARGV[2])
+local min_s, min_m, min_turn, max_ahead, ttl = struct.unpack(RULE, ARGV[1])
+local now, call = struct.unpack(CALL, ARGV[2])
 local ops = ARGV[3]
 local keys = KEYS
 local n_ops = #keys - 1
 
--- RESET_ASSET, RESET_ALL (any other op is a ping): from the prelude (redis/scripts WINDOW_OP).
-local HAS_DT, HAS_DISTANCE, HAS_TURN = 1, 2, 4
-local OP, OP_BYTES = '<BBI6ddddd', 48
-local RECORD, RECORD_BYTES = '<di4i4I4I4I6I2I6I2I2I2', 44
-local TAIL, TAIL_BYTES = '<di4i4I6I2I2', 26
--- Where the suppressed count sits in the record (0-based, for SETRANGE).
-local SUPPRESSED_AT, COUNT = '20', '<I4'
-local REPLY = '<BdddI4I4B'
-local EPOCH = '<I4I6'
-local DEGREE_STEPS, HEADING_STEPS, ACCURACY_STEPS = 1e7, 100, 10
-local MAX_ACCURACY_STEP, NO_HEADING, MAX_COUNT = 65534, 65535, 4294967295
+-- From the prelude: RESET_ASSET, RESET_ALL (any other op is a ping), and
+-- every format, size, flag and step (redis/wire).
 
 local R = 6371008.8
 local RAD = math.pi / 180
@@ -143,7 +133,7 @@ local ttl_arg = tostring(ttl)
 -- The epoch of this slot, and whether this very call raised it last.
 local epoch, epoch_call = 0, -1
 local raw_epoch = call_redis('GET', keys[1])
-if raw_epoch and #raw_epoch == 10 then epoch, epoch_call = unpack(EPOCH, raw_epoch) end
+if raw_epoch and #raw_epoch == EPOCH_BYTES then epoch, epoch_call = unpack(EPOCH, raw_epoch) end
 
 -- An asset's state during this call, made on its first operation: its
 -- baseline (`has`, `t`, `events` and the record's steps `lat_q`, `lon_q`,
@@ -185,7 +175,7 @@ for i = 1, n_ops do
         local len = #raw
         if len == RECORD_BYTES or len == RECORD_BYTES + TAIL_BYTES then
           local r_t, lat_q, lon_q, acc, sup, rcall, first, r_events, heading_q, accuracy_q, rec_epoch = unpack(RECORD, raw)
-          if rec_epoch == epoch % 65536 then
+          if rec_epoch == epoch % EPOCH_MODULUS then
             s.acc, s.sup, s.call, s.first = acc, sup, rcall, first
             if rcall == call then
               -- A resend: start from where the first run started.
@@ -218,8 +208,8 @@ for i = 1, n_ops do
         reason = AHEAD
       elseif not has then
         reason = FIRST
-      -- flags % 4 >= 2: the RETRY bit.
-      elseif flags % 4 >= 2 and s.t == t and s.lat_q == floor(lat * DEGREE_STEPS + 0.5)
+      -- flags % (2 * RETRY) >= RETRY: the RETRY bit (Lua 5.1 has no bit operators).
+      elseif flags % (2 * RETRY) >= RETRY and s.t == t and s.lat_q == floor(lat * DEGREE_STEPS + 0.5)
           and s.lon_q == floor(lon * DEGREE_STEPS + 0.5) and s.events == events then
         reason, dt = REPLAYED, nil
       elseif dt <= 0 then
@@ -233,8 +223,7 @@ for i = 1, n_ops do
         if h > 1 then h = 1 end
         m = 2 * R * asin(sqrt(h))
         local b_heading = s.heading_q
-        -- flags % 2 == 1: the HAS_HEADING bit.
-        if b_heading ~= NO_HEADING and flags % 2 == 1 then
+        if b_heading ~= NO_HEADING and flags % (2 * HAS_HEADING) >= HAS_HEADING then
           turn = abs(b_heading / HEADING_STEPS - heading)
           if turn >= 360 then turn = turn - 360 end
           if turn > 180 then turn = 360 - turn end
@@ -262,7 +251,13 @@ for i = 1, n_ops do
           -- was suppressed against it first.
           s.admitted, s.first, s.call = true, i, call
           local raw = s.raw
-          if s.suppressed_before and raw then s.tail = sub(raw, 1, 16) .. sub(raw, 33, 42) else s.tail = false end
+          if s.suppressed_before and raw then
+            local parts = {}
+            for k = 1, #TAIL_CUTS, 2 do parts[#parts + 1] = sub(raw, TAIL_CUTS[k], TAIL_CUTS[k + 1]) end
+            s.tail = table.concat(parts)
+          else
+            s.tail = false
+          end
         end
         becomes = true
         if s.acc < MAX_COUNT then s.acc = s.acc + 1 end
@@ -281,7 +276,7 @@ for i = 1, n_ops do
         local accuracy_q = 0
         if accuracy > 0 then accuracy_q = min(floor(accuracy * ACCURACY_STEPS + 0.5), MAX_ACCURACY_STEP) end
         local heading_q = NO_HEADING
-        if flags % 2 == 1 then
+        if flags % (2 * HAS_HEADING) >= HAS_HEADING then
           heading_q = floor(heading * HEADING_STEPS + 0.5)
           if heading_q >= 360 * HEADING_STEPS then heading_q = heading_q - 360 * HEADING_STEPS end
         end
@@ -298,7 +293,7 @@ for i = 1, n_ops do
   end
 end
 
-local epoch_field = epoch % 65536
+local epoch_field = epoch % EPOCH_MODULUS
 for j = 1, #order do
   local key = order[j]
   local s = states[key]

@@ -3,8 +3,9 @@ import type { NodeAPI, NodeDef } from './api';
 import { isBlank, nonNegativeNumber, oneOf, optionalNonNegative, positiveInteger, positiveNumber } from './config-values';
 import { MAX_ENTRIES, SLIDING_WINDOW_DEFAULTS as DEFAULTS } from '../core/defaults';
 import { compileMessagePath, type MessagePath } from './message-path';
+import type { StartWarning } from './node-lifecycle';
 import type { OnStoreError } from './store-failure';
-import type { StoreKind } from './store-binding';
+import type { StoreKind } from '../telemetry/subjects';
 
 export interface SlidingWindowDef extends NodeDef {
   store?: string;
@@ -51,7 +52,7 @@ export interface SlidingWindowConfig {
   sampleSize: number;
   onStoreError: OnStoreError;
   /** Options that work but probably do not do what was meant, as catalog keys with substitutions. */
-  warnings: { key: string; subs: Record<string, string | number> }[];
+  warnings: StartWarning[];
 }
 
 /** The node's options, checked and defaulted; throws with the first option that is wrong. */

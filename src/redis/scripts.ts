@@ -12,6 +12,7 @@ import { join } from 'path';
 import type { Cluster, Redis, Result } from 'ioredis';
 import { CLAIM, KEY_STATE, LEASE_EXPIRED, SETTLE } from '../core/sensor/seen-codes';
 import { WINDOW_REASONS } from '../core/window/window-reasons';
+import { SEEN_OP_CODE, seenPrelude, WINDOW_OP_CODE, windowPrelude } from './wire';
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
@@ -42,15 +43,12 @@ function luaTable(entries: Record<string, number>): string {
 }
 
 /**
- * The line that names the codes a script replies with, from the TypeScript
- * tables. The sliding-window script also learns there which reasons admit,
- * so that core/window/window-reasons stays the one place that says so.
+ * The lines put before a script's text: the codes it replies with, from the
+ * TypeScript tables, first (the sliding-window script also learns there
+ * which reasons admit, so that core/window/window-reasons stays the one
+ * place that says so), then its operation codes, then its binary formats,
+ * flags and steps (redis/wire).
  */
-/** The operations lua/sliding-window.lua reads from its ops argument, by code. */
-export const WINDOW_OP = { ping: 1, resetAsset: 2, resetAll: 3 } as const;
-/** The operations lua/seen-set.lua reads from its ops argument, by code. */
-export const SEEN_OP = { claim: 1, confirm: 2, release: 3, resetGroup: 4, resetAll: 5 } as const;
-
 function prelude(name: ScriptName): string {
   if (name === 'dedupSlidingWindow') {
     const codes: Record<string, number> = {};
@@ -61,13 +59,15 @@ function prelude(name: ScriptName): string {
     }
     return (
       `local REASON, ADMITS = ${luaTable(codes)}, { ${admits.join(', ')} }\n` +
-      `local RESET_ASSET, RESET_ALL = ${WINDOW_OP.resetAsset}, ${WINDOW_OP.resetAll}\n`
+      `local RESET_ASSET, RESET_ALL = ${WINDOW_OP_CODE.resetAsset}, ${WINDOW_OP_CODE.resetAll}\n` +
+      windowPrelude()
     );
   }
   return (
     `local CLAIM, LEASE_EXPIRED, SETTLE = ${luaTable(CLAIM)}, ${LEASE_EXPIRED}, ${luaTable(SETTLE)}\n` +
     `local SEEN, PENDING, RELEASED = ${KEY_STATE.seen}, ${KEY_STATE.pending}, ${KEY_STATE.released}\n` +
-    `local CLAIM_OP, CONFIRM_OP, RELEASE_OP, RESET_GROUP, RESET_ALL = ${Object.values(SEEN_OP).join(', ')}\n`
+    `local CLAIM_OP, CONFIRM_OP, RELEASE_OP, RESET_GROUP, RESET_ALL = ${Object.values(SEEN_OP_CODE).join(', ')}\n` +
+    seenPrelude()
   );
 }
 

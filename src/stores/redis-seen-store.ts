@@ -1,29 +1,38 @@
 import calculateSlot from 'cluster-key-slot';
 import { nextToken } from '../core/structures/call-token';
-import { bucketSlot, CLUSTER_BUCKETS, epochKey, SEEN_SEGMENT, seenGroupEpochKey, seenGroupHead, seenKeyOf } from '../redis/key-names';
-import { SEEN_OP, type RedisClient } from '../redis/scripts';
-import { TickBatcher } from '../redis/tick-batcher';
-import { turnWritesFor, type TurnWrites } from '../redis/turn-writes';
+import { SEEN_SEGMENT, seenGroupEpochKey, seenGroupHead, seenKeyOf } from '../redis/key-names';
+import type { RedisClient } from '../redis/scripts';
+import { SEEN_CALL, SEEN_OP, SEEN_OP_CODE, setUint48, writeUint48 } from '../redis/wire';
 import { CountDown } from './count-down';
+import { ScriptQueue } from './script-queue';
 import type { ClaimRequest, RedisStoreOptions, Replies, SeenClaim, SeenSettings, SeenStore, SettleRequest } from './types';
 
-const { claim: CLAIM_OP, confirm: CONFIRM_OP, release: RELEASE_OP, resetGroup: RESET_GROUP, resetAll: RESET_ALL } = SEEN_OP;
-const OP_BYTES = 11;
-const TWO_32 = 2 ** 32;
+const { claim: CLAIM_OP, confirm: CONFIRM_OP, release: RELEASE_OP, resetGroup: RESET_GROUP, resetAll: RESET_ALL } = SEEN_OP_CODE;
+const OP_BYTES = SEEN_OP.bytes;
+const { op: OP_AT, key: KEY_AT, group: GROUP_AT, token: TOKEN_AT } = SEEN_OP.at;
 
-/** Claims, confirms or releases of one request that share a slot, or a reset. */
-interface SeenPart {
-  op: number;
+/** Claims, confirms or releases of one request that share a slot. */
+interface KeysPart {
+  op: typeof CLAIM_OP | typeof CONFIRM_OP | typeof RELEASE_OP;
   slot: number;
   claims: readonly SeenClaim[];
   token: number;
-  /** For a group reset: the group. */
-  group?: string;
 }
 
-function isReset(part: SeenPart): boolean {
-  return part.op === RESET_GROUP || part.op === RESET_ALL;
+/** A reset of one group's keys (a device's). */
+interface GroupReset {
+  op: typeof RESET_GROUP;
+  slot: number;
+  group: string;
 }
+
+/** A reset of every key: on a Cluster, of the bucket whose slot it names. */
+interface ResetAll {
+  op: typeof RESET_ALL;
+  slot: number;
+}
+
+type SeenPart = KeysPart | GroupReset | ResetAll;
 
 const DEFAULT_MAX_BATCH = 100;
 /**
@@ -41,9 +50,8 @@ const MAX_KEYS_PER_PART = 100;
  * Redis").
  */
 export class RedisSeenStore implements SeenStore {
-  private readonly batcher: TickBatcher<SeenPart, number[]>;
+  private readonly queue: ScriptQueue<SeenPart, number[]>;
   private readonly settingsArg: Buffer;
-  private readonly turnWrites: TurnWrites | undefined;
   /** A burst is mostly one device's readings: its slot is worked out once, not once per reading. */
   private slotGroup: string | undefined;
   private groupSlot = 0;
@@ -54,22 +62,15 @@ export class RedisSeenStore implements SeenStore {
     private readonly options: RedisStoreOptions,
     private readonly now: () => number = Date.now,
   ) {
-    this.turnWrites = turnWritesFor(client);
-    this.settingsArg = Buffer.alloc(27);
-    this.settingsArg.writeUInt32LE(Math.max(1, Math.ceil(settings.ttlSeconds)), 8);
-    this.settingsArg.writeDoubleLE(Math.max(1, Math.ceil(settings.leaseSeconds * 1000)), 12);
-    this.settingsArg[20] = settings.confirm ? 1 : 0;
-    this.batcher = new TickBatcher({
+    this.settingsArg = Buffer.alloc(SEEN_CALL.bytes);
+    this.settingsArg.writeUInt32LE(Math.max(1, Math.ceil(settings.ttlSeconds)), SEEN_CALL.at.ttlSeconds);
+    this.settingsArg.writeDoubleLE(Math.max(1, Math.ceil(settings.leaseSeconds * 1000)), SEEN_CALL.at.leaseMs);
+    this.settingsArg[SEEN_CALL.at.confirm] = settings.confirm ? 1 : 0;
+    this.queue = new ScriptQueue(client, options, {
+      segment: SEEN_SEGMENT,
       send: (parts) => this.send(parts),
-      groupOf: (part) => part.slot,
-      maxBatch: options.maxBatch ?? DEFAULT_MAX_BATCH,
-      timeoutMs: options.timeoutMs,
-      // On a Cluster one call per bucket out at a time: what arrives meanwhile gathers into the bucket's next call.
-      ...(options.cluster ? { maxInFlight: 1 } : {}),
-      ...(options.cause ? { cause: options.cause } : {}),
-      ...(options.refused ? { refused: options.refused } : {}),
-      ...(options.classify ? { classify: options.classify } : {}),
-      ...(options.onCallbackError ? { onCallbackError: options.onCallbackError } : {}),
+      slotOf: (part) => part.slot,
+      maxBatch: { default: DEFAULT_MAX_BATCH },
     });
   }
 
@@ -82,33 +83,24 @@ export class RedisSeenStore implements SeenStore {
   }
 
   reset<C>(group: string | undefined, replies: Replies<void, C>, context: C): void {
-    const one = (op: number, slot: number, onResult: () => void, onError: (error: unknown) => void, partGroup?: string): void => {
-      this.batcher.submit({ op, slot, claims: [], token: 0, ...(partGroup === undefined ? {} : { group: partGroup }) }, onResult, onError, undefined);
-    };
-    if (group !== undefined) {
-      const slot = this.options.cluster ? this.slotOf(group) : 0;
-      one(RESET_GROUP, slot, () => replies.value(undefined, context), (error) => replies.error(error, context), group);
+    if (group === undefined) {
+      this.queue.resetAll((slot): ResetAll => ({ op: RESET_ALL, slot }), replies, context);
       return;
     }
-    if (!this.options.cluster) {
-      one(RESET_ALL, 0, () => replies.value(undefined, context), (error) => replies.error(error, context));
-      return;
-    }
-    // One epoch per bucket (its slot names it), each raised in order with its own queue.
-    const countDown = new CountDown(CLUSTER_BUCKETS, replies, context, undefined);
-    for (let bucket = 0; bucket < CLUSTER_BUCKETS; bucket++) one(RESET_ALL, bucketSlot(bucket), countDown.one, countDown.failed);
+    const reset: GroupReset = { op: RESET_GROUP, slot: this.options.cluster ? this.slotOf(group) : 0, group };
+    this.queue.submit(reset, () => replies.value(undefined, context), (error) => replies.error(error, context), undefined);
   }
 
   /** Answers every request still waiting with the error (the node is closing). */
   abandon(error: Error): void {
-    this.batcher.abandon(error);
+    this.queue.abandon(error);
   }
 
-  private submit<C>(op: number, request: ClaimRequest, replies: Replies<number[], C>, context: C): void {
+  private submit<C>(op: KeysPart['op'], request: ClaimRequest, replies: Replies<number[], C>, context: C): void {
     const { claims, token } = request;
     // An empty request is one call part too (answered [] in its turn): split by slot it would have no part, and no answer.
     if (claims.length === 0 || (!this.options.cluster && claims.length <= MAX_KEYS_PER_PART)) {
-      this.batcher.submit({ op, slot: 0, claims, token }, replies.value, replies.error, context);
+      this.queue.submit({ op, slot: 0, claims, token }, replies.value, replies.error, context);
       return;
     }
     // Split by slot (on a Cluster) and by size, and put the answers back in request order.
@@ -128,7 +120,7 @@ export class RedisSeenStore implements SeenStore {
     const codes = new Array<number>(claims.length);
     const countDown = new CountDown(parts.length, replies, context, codes);
     for (const { slot, indexes } of parts) {
-      this.batcher.submit(
+      this.queue.submit(
         { op, slot, claims: indexes.map((i) => claims[i] as SeenClaim), token },
         (partCodes: number[]) => {
           indexes.forEach((at, j) => {
@@ -156,10 +148,9 @@ export class RedisSeenStore implements SeenStore {
   }
 
   private send(parts: SeenPart[]): Promise<number[][]> {
-    this.turnWrites?.hold();
     const prefix = this.options.keyPrefix;
-    const cluster = this.options.cluster === true;
-    const keys: string[] = [epochKey(prefix, SEEN_SEGMENT, this.options.cluster ? (parts[0] as SeenPart).slot : undefined)];
+    const cluster = this.options.cluster;
+    const keys: string[] = [this.queue.epochKeyOf(parts[0] as SeenPart)];
     const groupIndex = new Map<string, number>();
     const groupKey = (group: string): number => {
       let index = groupIndex.get(group);
@@ -171,27 +162,30 @@ export class RedisSeenStore implements SeenStore {
       return index;
     };
     let opCount = 0;
-    for (const part of parts) opCount += isReset(part) ? 1 : part.claims.length;
+    for (const part of parts) opCount += part.op === RESET_ALL || part.op === RESET_GROUP ? 1 : part.claims.length;
     // A DataView rather than Buffer's write methods, as in redis-window-store.ts.
     const ops = new ArrayBuffer(opCount * OP_BYTES);
     const view = new DataView(ops);
     let at = 0;
     const writeOp = (op: number, keyIndex: number, groupIndexOf: number, token: number): void => {
-      view.setUint8(at, op);
-      view.setUint16(at + 1, keyIndex, true);
-      view.setUint16(at + 3, groupIndexOf, true);
-      // 48 bits: the low 32, then the high 16.
-      const low = token % TWO_32;
-      view.setUint32(at + 5, low, true);
-      view.setUint16(at + 9, (token - low) / TWO_32, true);
+      view.setUint8(at + OP_AT, op);
+      view.setUint16(at + KEY_AT, keyIndex, true);
+      view.setUint16(at + GROUP_AT, groupIndexOf, true);
+      setUint48(view, at + TOKEN_AT, token);
       at += OP_BYTES;
     };
     // A burst is one device's readings: the head of its keys (an escaped hash tag) is worked out once.
     let lastGroup: string | undefined;
     let head = '';
     for (const part of parts) {
-      if (part.op === RESET_ALL) writeOp(RESET_ALL, 1, 1, 0);
-      else if (part.op === RESET_GROUP) writeOp(RESET_GROUP, groupKey(part.group as string), 1, 0);
+      if (part.op === RESET_ALL) {
+        writeOp(RESET_ALL, 1, 1, 0);
+        continue;
+      }
+      if (part.op === RESET_GROUP) {
+        writeOp(RESET_GROUP, groupKey(part.group), 1, 0);
+        continue;
+      }
       for (const claim of part.claims) {
         if (claim.group !== lastGroup) {
           lastGroup = claim.group;
@@ -202,12 +196,12 @@ export class RedisSeenStore implements SeenStore {
       }
     }
     const settings = Buffer.from(this.settingsArg);
-    settings.writeDoubleLE(this.now(), 0);
-    settings.writeUIntLE(nextToken(), 21, 6);
+    settings.writeDoubleLE(this.now(), SEEN_CALL.at.now);
+    writeUint48(settings, SEEN_CALL.at.call, nextToken());
     return this.client.dedupSeenSet(keys.length, keys, settings, Buffer.from(ops)).then((codes) => {
       let next = 0;
       return parts.map((part) => {
-        if (isReset(part)) {
+        if (part.op === RESET_ALL || part.op === RESET_GROUP) {
           next++;
           return [];
         }

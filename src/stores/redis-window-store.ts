@@ -2,29 +2,26 @@ import calculateSlot from 'cluster-key-slot';
 import { ACCURACY_STEPS, DEGREE_STEPS, HEADING_STEPS, NO_HEADING, type Ping } from '../core/window/sliding-window';
 import { WINDOW_REASON_BY_CODE, WINDOW_REASONS } from '../core/window/window-reasons';
 import { nextToken } from '../core/structures/call-token';
-import { bucketSlot, CLUSTER_BUCKETS, epochKey, WINDOW_SEGMENT, windowRecordKey } from '../redis/key-names';
-import { TickBatcher } from '../redis/tick-batcher';
-import { turnWritesFor, type TurnWrites } from '../redis/turn-writes';
-import { WINDOW_OP, type RedisClient } from '../redis/scripts';
-import { CountDown } from './count-down';
+import { WINDOW_SEGMENT, windowRecordKey } from '../redis/key-names';
+import type { RedisClient } from '../redis/scripts';
+import { MAX_WINDOW_OPS, readUint48, setUint48, WINDOW_CALL, WINDOW_OP, WINDOW_OP_CODE, WINDOW_OP_FLAG, WINDOW_PRESENT, WINDOW_RECORD, WINDOW_REPLY, WINDOW_RULE, WINDOW_TAIL, writeUint48 } from '../redis/wire';
+import { ScriptQueue } from './script-queue';
 import type { RedisStoreOptions, Replies, WindowOutcome, WindowSettings, WindowStore } from './types';
 
 const DEFAULT_MAX_BATCH = 500;
-/** The record keeps the index of an operation within its call in two bytes. */
-const MAX_BATCH_LIMIT = 65_535;
 const KEY_CACHE_SIZE = 50_000;
 
-/** A reset travelling in the queue with the pings (see lua/sliding-window.lua, "Resets"). */
-class ResetOp {
-  constructor(
-    /** undefined: every asset. */
-    readonly assetId: string | undefined,
-    /** For a reset of every asset on a Cluster: the slot of the bucket it is for; 0 otherwise. */
-    readonly slot: number,
-  ) {}
+/** A reset of one asset, travelling in the queue with the pings (see lua/sliding-window.lua, "Resets"). */
+class ResetAsset {
+  constructor(readonly assetId: string) {}
 }
 
-type WindowOp = Ping | ResetOp;
+/** A reset of every asset: on a Cluster, of the bucket whose slot it names; 0 on one server. */
+class ResetAll {
+  constructor(readonly slot: number) {}
+}
+
+type WindowOp = Ping | ResetAsset | ResetAll;
 
 /**
  * Window records in Redis, one string per asset holding its baseline and
@@ -32,17 +29,16 @@ type WindowOp = Ping | ResetOp;
  * atomic across them.
  *
  * The operations of a call travel as one binary argument and the decisions
- * come back as one binary reply (layouts in the Lua file's header), so that
- * per ping the client writes a few doubles and reads a few back instead of
+ * come back as one binary reply (layouts in redis/wire), so that per ping
+ * the client writes a few doubles and reads a few back instead of
  * formatting numbers into arguments and parsing reply strings: that was
  * most of the client's CPU time per ping, and all of its garbage, in npm run
  * bench.
  */
 export class RedisWindowStore implements WindowStore {
-  private readonly batcher: TickBatcher<WindowOp, WindowOutcome | undefined>;
+  private readonly queue: ScriptQueue<WindowOp, WindowOutcome | undefined>;
   private readonly rule: Buffer;
   private readonly keys = new Map<string, string>();
-  private readonly turnWrites: TurnWrites | undefined;
 
   constructor(
     private readonly client: RedisClient,
@@ -50,47 +46,27 @@ export class RedisWindowStore implements WindowStore {
     private readonly options: RedisStoreOptions,
     private readonly now: () => number = Date.now,
   ) {
-    this.turnWrites = turnWritesFor(client);
-    this.rule = Buffer.alloc(36);
-    this.rule.writeDoubleLE(settings.minSeconds, 0);
-    this.rule.writeDoubleLE(settings.minMetres, 8);
-    this.rule.writeDoubleLE(settings.minHeadingDegrees ?? 0, 16);
-    this.rule.writeDoubleLE(settings.maxAheadSeconds ?? -1, 24);
-    // EXPIRE takes whole seconds; round up so a record never expires early.
-    this.rule.writeUInt32LE(Math.max(1, Math.ceil(settings.ttlSeconds)), 32);
-    this.batcher = new TickBatcher({
+    this.rule = encodeRule(settings);
+    this.queue = new ScriptQueue(client, options, {
+      segment: WINDOW_SEGMENT,
       send: (ops) => this.send(ops),
-      groupOf: options.cluster ? (op) => this.slotOf(op) : () => 0,
-      maxBatch: Math.min(options.maxBatch ?? DEFAULT_MAX_BATCH, MAX_BATCH_LIMIT),
-      timeoutMs: options.timeoutMs,
-      // On a Cluster one call per bucket out at a time: what arrives meanwhile gathers into the bucket's next call.
-      ...(options.cluster ? { maxInFlight: 1 } : {}),
-      ...(options.cause ? { cause: options.cause } : {}),
-      ...(options.refused ? { refused: options.refused } : {}),
-      ...(options.classify ? { classify: options.classify } : {}),
-      ...(options.onCallbackError ? { onCallbackError: options.onCallbackError } : {}),
+      slotOf: (op) => this.slotOf(op),
+      maxBatch: { default: DEFAULT_MAX_BATCH, limit: MAX_WINDOW_OPS },
     });
   }
 
   decide<C>(ping: Ping, replies: Replies<WindowOutcome, C>, context: C): void {
-    this.batcher.submit(ping, replies.value as (outcome: WindowOutcome | undefined, context: C) => void, replies.error, context);
+    this.queue.submit(ping, replies.value as (outcome: WindowOutcome | undefined, context: C) => void, replies.error, context);
   }
 
   reset<C>(assetId: string | undefined, replies: Replies<void, C>, context: C): void {
-    if (assetId !== undefined || !this.options.cluster) {
-      this.batcher.submit(new ResetOp(assetId, 0), () => replies.value(undefined, context), (error) => replies.error(error, context), undefined);
-      return;
-    }
-    // Every bucket has its own epoch; each is raised in order with its own queue.
-    const countDown = new CountDown(CLUSTER_BUCKETS, replies, context, undefined);
-    for (let bucket = 0; bucket < CLUSTER_BUCKETS; bucket++) {
-      this.batcher.submit(new ResetOp(undefined, bucketSlot(bucket)), countDown.one, countDown.failed, undefined);
-    }
+    if (assetId === undefined) this.queue.resetAll((slot) => new ResetAll(slot), replies, context);
+    else this.queue.submit(new ResetAsset(assetId), () => replies.value(undefined, context), (error) => replies.error(error, context), undefined);
   }
 
   /** Answers every request still waiting with the error (the node is closing). */
   abandon(error: Error): void {
-    this.batcher.abandon(error);
+    this.queue.abandon(error);
   }
 
   /**
@@ -111,37 +87,45 @@ export class RedisWindowStore implements WindowStore {
 
   /** On a Cluster: the slot of the op's bucket (every key of a bucket starts with the bucket's tag), which names its group and its epoch key. */
   private slotOf(op: WindowOp): number {
-    if (op instanceof ResetOp && op.assetId === undefined) return op.slot;
-    return calculateSlot(this.keyOf((op as { assetId: string }).assetId));
+    return op instanceof ResetAll ? op.slot : calculateSlot(this.keyOf(op.assetId));
   }
 
   private send(ops: WindowOp[]): Promise<(WindowOutcome | undefined)[]> {
-    this.turnWrites?.hold();
-    const first = ops[0] as WindowOp;
     const keys = new Array<string>(ops.length + 1);
-    keys[0] = epochKey(this.options.keyPrefix, WINDOW_SEGMENT, this.options.cluster ? this.slotOf(first) : undefined);
+    keys[0] = this.queue.epochKeyOf(ops[0] as WindowOp);
     const packed = new ArrayBuffer(ops.length * OP_BYTES);
     const view = new DataView(packed);
     for (let i = 0; i < ops.length; i++) {
       const op = ops[i] as WindowOp;
-      keys[i + 1] = op instanceof ResetOp && op.assetId === undefined ? (keys[0]) : this.keyOf((op as { assetId: string }).assetId);
+      // A reset of every asset names no record: the epoch key stands in its place.
+      keys[i + 1] = op instanceof ResetAll ? keys[0] : this.keyOf(op.assetId);
       encodeOp(op, view, i * OP_BYTES);
     }
-    const call = Buffer.allocUnsafe(14);
-    call.writeDoubleLE(this.now(), 0);
-    call.writeUIntLE(nextToken(), 8, 6);
+    const call = Buffer.allocUnsafe(WINDOW_CALL.bytes);
+    call.writeDoubleLE(this.now(), WINDOW_CALL.at.now);
+    writeUint48(call, WINDOW_CALL.at.call, nextToken());
     // ioredis flattens array arguments one level, so the keys need no spread.
     return this.client.dedupSlidingWindowBuffer(keys.length, keys, this.rule, call, Buffer.from(packed)).then(decodeOutcomes);
   }
 }
 
-/** ARGV[3] of lua/sliding-window.lua: one operation. */
-const OP_BYTES = 48;
-const { ping: PING, resetAsset: RESET_ASSET, resetAll: RESET_ALL } = WINDOW_OP;
-const HAS_HEADING = 1;
-const RETRY = 2;
+/** ARGV[1] of lua/sliding-window.lua: the rule. */
+function encodeRule(settings: WindowSettings): Buffer {
+  const rule = Buffer.alloc(WINDOW_RULE.bytes);
+  const at = WINDOW_RULE.at;
+  rule.writeDoubleLE(settings.minSeconds, at.minSeconds);
+  rule.writeDoubleLE(settings.minMetres, at.minMetres);
+  rule.writeDoubleLE(settings.minHeadingDegrees ?? 0, at.minHeadingDegrees);
+  rule.writeDoubleLE(settings.maxAheadSeconds ?? -1, at.maxAheadSeconds);
+  // EXPIRE takes whole seconds; round up so a record never expires early.
+  rule.writeUInt32LE(Math.max(1, Math.ceil(settings.ttlSeconds)), at.ttlSeconds);
+  return rule;
+}
 
-const TWO_32 = 2 ** 32;
+const OP_BYTES = WINDOW_OP.bytes;
+const { op: OP_AT, flags: FLAGS_AT, events: EVENTS_AT, t: T_AT, lat: LAT_AT, lon: LON_AT, heading: HEADING_AT, accuracy: ACCURACY_AT } = WINDOW_OP.at;
+const { ping: PING, resetAsset: RESET_ASSET, resetAll: RESET_ALL } = WINDOW_OP_CODE;
+const { heading: HAS_HEADING, retry: RETRY } = WINDOW_OP_FLAG;
 
 /**
  * Through a DataView on a fresh (zeroed) ArrayBuffer rather than Buffer's
@@ -150,24 +134,24 @@ const TWO_32 = 2 ** 32;
  * bytes takes a generic path), and little-endian whatever the host.
  */
 function encodeOp(op: WindowOp, out: DataView, at: number): void {
-  if (op instanceof ResetOp) {
-    out.setUint8(at, op.assetId === undefined ? RESET_ALL : RESET_ASSET);
+  if (op instanceof ResetAll) {
+    out.setUint8(at + OP_AT, RESET_ALL);
+    return;
+  }
+  if (op instanceof ResetAsset) {
+    out.setUint8(at + OP_AT, RESET_ASSET);
     return;
   }
   const heading = op.heading ?? NaN;
   const hasHeading = !Number.isNaN(heading);
-  out.setUint8(at, PING);
-  out.setUint8(at + 1, (hasHeading ? HAS_HEADING : 0) | (op.retry === true ? RETRY : 0));
-  // 48 bits: the low 32, then the high 16.
-  const events = op.events ?? 0;
-  const low = events % TWO_32;
-  out.setUint32(at + 2, low, true);
-  out.setUint16(at + 6, (events - low) / TWO_32, true);
-  out.setFloat64(at + 8, op.t, true);
-  out.setFloat64(at + 16, op.lat, true);
-  out.setFloat64(at + 24, op.lon, true);
-  out.setFloat64(at + 32, hasHeading ? heading : 0, true);
-  out.setFloat64(at + 40, op.accuracy ?? 0, true);
+  out.setUint8(at + OP_AT, PING);
+  out.setUint8(at + FLAGS_AT, (hasHeading ? HAS_HEADING : 0) | (op.retry === true ? RETRY : 0));
+  setUint48(out, at + EVENTS_AT, op.events ?? 0);
+  out.setFloat64(at + T_AT, op.t, true);
+  out.setFloat64(at + LAT_AT, op.lat, true);
+  out.setFloat64(at + LON_AT, op.lon, true);
+  out.setFloat64(at + HEADING_AT, hasHeading ? heading : 0, true);
+  out.setFloat64(at + ACCURACY_AT, op.accuracy ?? 0, true);
 }
 
 /** The pings of one call, packed as ARGV[3] (for the benchmark's redis-benchmark lines and tests). */
@@ -178,32 +162,31 @@ export function encodePings(pings: readonly Ping[]): Buffer {
   return Buffer.from(packed);
 }
 
-const REPLY_BYTES = 34;
-const HAS_DT = 1;
-const HAS_DISTANCE = 2;
-const HAS_TURN = 4;
+const REPLY_BYTES = WINDOW_REPLY.bytes;
+const REPLY_AT = WINDOW_REPLY.at;
+const { dt: HAS_DT, distance: HAS_DISTANCE, turn: HAS_TURN } = WINDOW_PRESENT;
 
 /** The script's reply: one outcome per operation, in order; undefined for a reset. */
 export function decodeOutcomes(reply: Buffer): (WindowOutcome | undefined)[] {
   if (reply.length % REPLY_BYTES !== 0) throw new Error(`a sliding-window reply of ${reply.length} bytes is not whole operations`);
   const outcomes = new Array<WindowOutcome | undefined>(reply.length / REPLY_BYTES);
   for (let i = 0, at = 0; at < reply.length; i++, at += REPLY_BYTES) {
-    const code = reply[at] as number;
+    const code = reply[at + REPLY_AT.reason] as number;
     if (code === 0) {
       outcomes[i] = undefined;
       continue;
     }
     const reason = WINDOW_REASON_BY_CODE[code];
     if (reason === undefined) throw new Error(`unexpected reason code ${code} from the sliding-window script`);
-    const present = reply[at + 33] as number;
+    const present = reply[at + REPLY_AT.present] as number;
     outcomes[i] = {
       admit: WINDOW_REASONS[reason].admit,
       reason,
-      dtSeconds: present & HAS_DT ? reply.readDoubleLE(at + 1) : null,
-      distanceMetres: present & HAS_DISTANCE ? reply.readDoubleLE(at + 9) : null,
-      headingChange: present & HAS_TURN ? reply.readDoubleLE(at + 17) : null,
-      accepted: reply.readUInt32LE(at + 25),
-      suppressed: reply.readUInt32LE(at + 29),
+      dtSeconds: present & HAS_DT ? reply.readDoubleLE(at + REPLY_AT.dt) : null,
+      distanceMetres: present & HAS_DISTANCE ? reply.readDoubleLE(at + REPLY_AT.distance) : null,
+      headingChange: present & HAS_TURN ? reply.readDoubleLE(at + REPLY_AT.turn) : null,
+      accepted: reply.readUInt32LE(at + REPLY_AT.accepted),
+      suppressed: reply.readUInt32LE(at + REPLY_AT.suppressed),
     };
   }
   return outcomes;
@@ -229,28 +212,32 @@ export interface WindowRecord {
   before: { t: number; lat: number; lon: number } | null;
 }
 
-export const RECORD_BYTES = 44;
-
 export function decodeWindowRecord(raw: Buffer): WindowRecord {
-  if (raw.length !== RECORD_BYTES && raw.length !== RECORD_BYTES + 26) {
+  if (raw.length !== WINDOW_RECORD.bytes && raw.length !== WINDOW_RECORD.bytes + WINDOW_TAIL.bytes) {
     throw new Error(`a window record of ${raw.length} bytes has no known layout`);
   }
-  const heading = raw.readUInt16LE(38);
+  const at = WINDOW_RECORD.at;
+  const tail = WINDOW_RECORD.bytes;
+  const heading = raw.readUInt16LE(at.heading);
   return {
-    t: raw.readDoubleLE(0),
-    lat: raw.readInt32LE(8) / DEGREE_STEPS,
-    lon: raw.readInt32LE(12) / DEGREE_STEPS,
-    accepted: raw.readUInt32LE(16),
-    suppressed: raw.readUInt32LE(20),
-    call: raw.readUIntLE(24, 6),
-    first: raw.readUInt16LE(30),
-    events: raw.readUIntLE(32, 6),
+    t: raw.readDoubleLE(at.t),
+    lat: raw.readInt32LE(at.lat) / DEGREE_STEPS,
+    lon: raw.readInt32LE(at.lon) / DEGREE_STEPS,
+    accepted: raw.readUInt32LE(at.accepted),
+    suppressed: raw.readUInt32LE(at.suppressed),
+    call: readUint48(raw, at.call),
+    first: raw.readUInt16LE(at.first),
+    events: readUint48(raw, at.events),
     heading: heading === NO_HEADING ? NaN : heading / HEADING_STEPS,
-    accuracy: raw.readUInt16LE(40) / ACCURACY_STEPS,
-    epoch: raw.readUInt16LE(42),
+    accuracy: raw.readUInt16LE(at.accuracy) / ACCURACY_STEPS,
+    epoch: raw.readUInt16LE(at.epoch),
     before:
-      raw.length > RECORD_BYTES
-        ? { t: raw.readDoubleLE(44), lat: raw.readInt32LE(52) / DEGREE_STEPS, lon: raw.readInt32LE(56) / DEGREE_STEPS }
+      raw.length > tail
+        ? {
+            t: raw.readDoubleLE(tail + WINDOW_TAIL.at.t),
+            lat: raw.readInt32LE(tail + WINDOW_TAIL.at.lat) / DEGREE_STEPS,
+            lon: raw.readInt32LE(tail + WINDOW_TAIL.at.lon) / DEGREE_STEPS,
+          }
         : null,
   };
 }

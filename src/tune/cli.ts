@@ -124,8 +124,11 @@ export async function main(argv: readonly string[], io: Io = PROCESS_IO, progres
   }
   const spec = { seconds: options.seconds, metres: options.metres, ...(options.mode === 'value' ? { deadbands: options.deadbands } : {}) };
   const loud = columns.size > progressFrom;
-  const cells = await runGridThreaded(columns, spec, rule, options.threads, (done, total) => {
-    if (loud) io.stderr(t('cli.progress.cell', { done, total }) + '\n');
+  const cells = await runGridThreaded(columns, spec, rule, {
+    threads: options.threads,
+    onCell: (done, total) => {
+      if (loud) io.stderr(t('cli.progress.cell', { done, total }) + '\n');
+    },
   });
   const result = whatIf(columns, { spec, rule, heartbeatSeconds: options.heartbeatSeconds }, cells);
   const report: Report = { file, read: summary, rule, result };

@@ -1,5 +1,7 @@
 import { MAX_ENTRIES, SLIDING_WINDOW_DEFAULTS, SLIDING_WINDOW_GUARD_DEFAULTS } from '../core/defaults';
 import type { PingReadRule } from '../core/window/ping';
+import type { WindowRule } from '../core/window/sliding-window';
+import type { MemoryWindowSettings } from '../stores/memory-window-store';
 import { DEFAULT_DEADBANDS, type GridRule, type GridSpec } from './grid';
 
 /**
@@ -37,34 +39,48 @@ export function withCurrent(spec: GridSpec, minSeconds: number | undefined, minM
   return out;
 }
 
+/** The rules of a node the command takes as options; each absent one as a new node has it. */
+export type RuleOptions = Pick<WindowRule, 'noFix' | 'minSatellites' | 'maxHdop' | 'maxSpeedKmh' | 'relocateAfterSeconds' | 'relocateAfterPings' | 'mode' | 'deadband' | 'deadbandPercent'> & {
+  ttlSeconds?: number;
+};
+
+/** The guards copied as they are from options or settings to a grid's rule. */
+const GUARDS = ['minSatellites', 'maxHdop', 'maxSpeedKmh', 'relocateAfterSeconds', 'relocateAfterPings'] as const;
+
 /**
- * The parts of a node's settings the grid keeps fixed: every rule of the
- * node, its guards and its mode included. `from` says what an absent clock
- * guard or no-fix guard means: for the command's options, a node's default
- * (300 s; on); in a running node's settings, that the node has it off.
+ * The parts of a node's settings the grid keeps fixed, from the command's
+ * options: what an option does not give is a new node's default (the clock
+ * guard on, at 300 s; the no-fix guard on).
  */
-export function ruleOf(settings: Record<string, unknown>, from: 'options' | 'node' = 'options'): GridRule {
-  const number = (value: unknown): number | undefined => (typeof value === 'number' && Number.isFinite(value) ? value : undefined);
-  const rule: GridRule = {
-    ttlSeconds: number(settings.ttlSeconds) ?? SLIDING_WINDOW_DEFAULTS.ttlSeconds,
-    maxAssets: number(settings.maxAssets) ?? MAX_ENTRIES,
-  };
-  const heading = number(settings.minHeadingDegrees);
-  if (heading !== undefined) rule.minHeadingDegrees = heading;
-  const ahead = from === 'node' || 'maxAheadSeconds' in settings ? number(settings.maxAheadSeconds) : SLIDING_WINDOW_DEFAULTS.maxAheadSeconds;
-  if (ahead !== undefined) rule.maxAheadSeconds = ahead;
-  const noFix = from === 'node' || 'noFix' in settings ? settings.noFix === true : SLIDING_WINDOW_GUARD_DEFAULTS.noFix;
-  if (noFix) rule.noFix = true;
-  for (const key of ['minSatellites', 'maxHdop', 'maxSpeedKmh', 'relocateAfterSeconds', 'relocateAfterPings'] as const) {
-    const value = number(settings[key]);
-    if (value !== undefined) rule[key] = value;
+export function ruleOf(options: RuleOptions): GridRule {
+  const rule: GridRule = { ttlSeconds: options.ttlSeconds ?? SLIDING_WINDOW_DEFAULTS.ttlSeconds, maxAssets: MAX_ENTRIES, maxAheadSeconds: SLIDING_WINDOW_DEFAULTS.maxAheadSeconds };
+  return withGuards(rule, { ...options, noFix: options.noFix ?? SLIDING_WINDOW_GUARD_DEFAULTS.noFix });
+}
+
+/**
+ * The parts of a running node's settings (as its config read them) the
+ * grid keeps fixed: its own, every guard and its mode included, with an
+ * absent guard one the node turned off.
+ */
+export function nodeRule(settings: Readonly<MemoryWindowSettings>): GridRule {
+  const rule: GridRule = { ttlSeconds: settings.ttlSeconds, maxAssets: settings.maxAssets };
+  if (settings.minHeadingDegrees !== undefined) rule.minHeadingDegrees = settings.minHeadingDegrees;
+  if (settings.maxAheadSeconds !== undefined) rule.maxAheadSeconds = settings.maxAheadSeconds;
+  return withGuards(rule, settings);
+}
+
+/** `rule` with the fix's quality, the jump guard and the mode of `from`, each only when on. */
+function withGuards(rule: GridRule, from: Readonly<RuleOptions>): GridRule {
+  if (from.noFix === true) rule.noFix = true;
+  for (const key of GUARDS) {
+    const value = from[key];
+    if (value !== undefined && Number.isFinite(value)) rule[key] = value;
   }
-  if (settings.mode === 'value') {
+  if (from.mode === 'value') {
     rule.mode = 'value';
     // The node's own deadband (the grid puts each of its own in its place) and its unit.
-    const deadband = number(settings.deadband);
-    if (deadband !== undefined) rule.deadband = deadband;
-    if (settings.deadbandPercent === true) rule.deadbandPercent = true;
+    if (from.deadband !== undefined && Number.isFinite(from.deadband)) rule.deadband = from.deadband;
+    if (from.deadbandPercent === true) rule.deadbandPercent = true;
   }
   return rule;
 }

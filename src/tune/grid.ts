@@ -63,7 +63,18 @@ export function decideAll(columns: PingColumns, settings: MemoryWindowSettings):
   WINDOW_REASON_BY_CODE.forEach((reason, code) => {
     if (reason !== undefined && (byCode[code] as number) > 0) reasons[reason] = byCode[code];
   });
-  return cell(settings, columns.size, admitted, reasons);
+  const received = columns.size;
+  // A value-mode cell's second setting is its Deadband, a position cell's its Movement.
+  const second = settings.mode === 'value' ? { deadband: settings.deadband ?? 0 } : { minMetres: settings.minMetres };
+  return {
+    minSeconds: settings.minSeconds,
+    ...second,
+    received,
+    admitted,
+    suppressed: received - admitted,
+    admittedFraction: received === 0 ? 0 : admitted / received,
+    reasons,
+  };
 }
 
 /** Decides every ping with one setting, in order, telling `visit` each outcome and the ping's index. */
@@ -108,17 +119,4 @@ export function runGrid(columns: PingColumns, spec: GridSpec, rule: GridRule, on
     onCell?.(cells.length, settings.length);
   }
   return cells;
-}
-
-function cell(settings: MemoryWindowSettings, received: number, admitted: number, reasons: GridCell['reasons']): GridCell {
-  const second = settings.mode === 'value' ? { deadband: settings.deadband ?? 0 } : { minMetres: settings.minMetres };
-  return {
-    minSeconds: settings.minSeconds,
-    ...second,
-    received,
-    admitted,
-    suppressed: received - admitted,
-    admittedFraction: received === 0 ? 0 : admitted / received,
-    reasons,
-  };
 }

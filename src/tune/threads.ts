@@ -33,14 +33,16 @@ export function threadsAvailable(): boolean {
   return existsSync(WORKER);
 }
 
-/** The grid, its cells split between `threads` threads; the cells come back in the order runGrid gives them. */
-export async function runGridThreaded(
-  columns: PingColumns,
-  spec: GridSpec,
-  rule: GridRule,
-  threads: number,
-  onCell?: (done: number, total: number) => void,
-): Promise<GridCell[]> {
+export interface ThreadedOptions {
+  /** How many threads share the cells (this one among them); one where there is no compiled worker. */
+  threads: number;
+  /** Told after each cell, with how many are done of how many. */
+  onCell?: (done: number, total: number) => void;
+}
+
+/** The grid, its cells split between `options.threads` threads; the cells come back in the order runGrid gives them. */
+export async function runGridThreaded(columns: PingColumns, spec: GridSpec, rule: GridRule, options: ThreadedOptions): Promise<GridCell[]> {
+  const { threads, onCell } = options;
   const settings = cellSettings(spec, rule);
   const cells = new Array<GridCell>(settings.length);
   let done = 0;

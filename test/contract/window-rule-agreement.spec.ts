@@ -5,7 +5,7 @@
  * memory cap), and on generated readings in value mode, the memory store
  * and the what-if make the same decision for every ping, field for field:
  * the what-if over the pings as a file's columns (tune/grid) and over the
- * sidebar's sample of them (insight/ping-ring), so that whatever a ping
+ * sidebar's sample of them (telemetry/ping-ring), so that whatever a ping
  * carries (its value, its fix quality) reaches the what-if intact.
  *
  * Beside the agreement, what the guards promise, checked from outside the
@@ -23,7 +23,7 @@ import { readPing, type PingReadRule, type RawPing } from '../../src/core/window
 import { PingColumnsBuilder } from '../../src/core/window/ping-columns';
 import { DEFAULT_RELOCATE_PINGS, storedDegrees, type Ping } from '../../src/core/window/sliding-window';
 import { REASON_ORDER, type WindowReason } from '../../src/core/window/window-reasons';
-import { PingRing } from '../../src/insight/ping-ring';
+import { PingRing } from '../../src/telemetry/ping-ring';
 import { MemoryWindowStore, type MemoryWindowSettings } from '../../src/stores/memory-window-store';
 import type { WindowOutcome } from '../../src/stores/types';
 import { decideEach } from '../../src/tune/grid';

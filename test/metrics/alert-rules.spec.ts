@@ -14,8 +14,8 @@ import { tmpdir } from 'os';
 import { join } from 'path';
 import { promisify } from 'util';
 import { METRICS } from '../../src/metrics/exporter';
-import { CONFIRM_OUTCOMES } from '../../src/metrics/confirm-counters';
-import { FAILURE_CAUSES, SENSOR_SLOTS, WINDOW_SLOTS } from '../../src/metrics/node-counters';
+import { CONFIRM_OUTCOMES, SENSOR_SLOTS, WINDOW_SLOTS } from '../../src/telemetry/decision-slots';
+import { FAILURE_CAUSES } from '../../src/telemetry/failure-causes';
 import { freePort, HOST } from '../support/redis-server';
 import { collect, coreNodes, helper, node, packNodes, until, type FlowNode } from '../support/node-red-helper';
 
@@ -27,7 +27,7 @@ const RULES = join(ROOT, 'docs', 'prometheus', 'dedup-alerts.yml');
 const RULE_TESTS = join(ROOT, 'docs', 'prometheus', 'dedup-alerts.test.yml');
 export const PROMTOOL = '/usr/bin/promtool';
 
-// eslint-disable-next-line @typescript-eslint/no-require-imports -- the compiled plugin, as Node-RED loads it (it serves dedup/metrics)
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- the compiled plugin, as Node-RED loads it
 const plugin = require(join(ROOT, 'nodes', 'dedup-sidebar.js')) as (red: object) => void;
 const admin = (): { get(path: string): PromiseLike<{ status: number; text: string }> } =>
   (helper as unknown as { request(): { get(path: string): PromiseLike<{ status: number; text: string }> } }).request();

@@ -83,9 +83,10 @@ export async function fillKeys(client: Redis, count: number, keyOf: (i: number) 
 }
 
 /*
- * Raw script calls, packed here from the layouts the Lua files' headers
- * describe rather than with the stores' own encoders, so that a test of the
- * scripts does not share a packing mistake with the code it checks.
+ * Raw script calls, packed here by hand from the layouts of src/redis/wire.ts
+ * (the fields the Lua files' headers describe) rather than with the stores'
+ * own encoders, so that a test of the scripts does not share a packing
+ * mistake with the code it checks.
  */
 
 /** One operation of lua/sliding-window.lua: a ping, or a reset of its asset or of every asset. */

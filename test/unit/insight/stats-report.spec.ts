@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { WINDOW_REASONS } from '../../../src/core/window/window-reasons';
-import { WINDOW_SLOTS } from '../../../src/metrics/node-counters';
+import { WINDOW_SLOTS } from '../../../src/telemetry/decision-slots';
 import { nodeStats, shareOf, type CountsIn } from '../../../src/insight/stats-report';
 
 const SINCE = 1_000_000;

@@ -10,7 +10,7 @@ import { cellSettings, decideAll, decideEach, DEFAULT_DEADBANDS, runGrid, type G
 import { NO_FIX, POOR_FIX } from '../../../src/core/window/fix-quality';
 import { runJob, type Reply, type WhatIfJob } from '../../../src/tune/jobs';
 import { whatIf } from '../../../src/tune/what-if';
-import { parseList, readRuleOf, ruleOf, withCurrent } from '../../../src/tune/grid-spec';
+import { nodeRule, parseList, readRuleOf, ruleOf, withCurrent } from '../../../src/tune/grid-spec';
 import { PingColumnsBuilder, type PingColumns } from '../../../src/core/window/ping-columns';
 
 const T0 = Date.parse('2026-07-16T09:00:00Z');
@@ -102,8 +102,8 @@ describe('tune/grid', function () {
 
   it('keeps the node\'s other settings: its clock guard off when it turned it off, the default for the command', function () {
     assert.deepEqual(ruleOf({ ttlSeconds: 600 }), { ttlSeconds: 600, maxAssets: 100_000, maxAheadSeconds: 300, noFix: true });
-    assert.deepEqual(ruleOf({ ttlSeconds: 600, maxAssets: 50, minSeconds: 60, minHeadingDegrees: 30 }, 'node'), { ttlSeconds: 600, maxAssets: 50, minHeadingDegrees: 30 });
-    assert.deepEqual(ruleOf({ ttlSeconds: 600, maxAheadSeconds: 120 }, 'node'), { ttlSeconds: 600, maxAssets: 100_000, maxAheadSeconds: 120 });
+    assert.deepEqual(nodeRule({ ttlSeconds: 600, maxAssets: 50, minSeconds: 60, minMetres: 25, minHeadingDegrees: 30 }), { ttlSeconds: 600, maxAssets: 50, minHeadingDegrees: 30 });
+    assert.deepEqual(nodeRule({ ttlSeconds: 600, maxAssets: 100_000, minSeconds: 60, minMetres: 25, maxAheadSeconds: 120 }), { ttlSeconds: 600, maxAssets: 100_000, maxAheadSeconds: 120 });
   });
 
   describe('issue 29: every guard of the node, and value mode', function () {
@@ -150,15 +150,16 @@ describe('tune/grid', function () {
         maxSpeedKmh: 150,
         relocateAfterSeconds: 900,
         relocateAfterPings: 2,
-        mode: 'value',
+        mode: 'value' as const,
         deadband: 5,
         deadbandPercent: true,
       };
-      const rule = ruleOf(node, 'node');
-      assert.deepEqual(rule, { ...node, mode: 'value' });
+      const rule = nodeRule({ ...node, minSeconds: 60, minMetres: 25 });
+      assert.deepEqual(rule, node);
       assert.deepEqual(readRuleOf(rule), { mode: 'value', noFix: true, minSatellites: 4, maxHdop: 2.5 });
-      assert.deepEqual(ruleOf({ ttlSeconds: 600 }, 'node'), { ttlSeconds: 600, maxAssets: 100_000 }, 'a node without them has them off');
+      assert.deepEqual(nodeRule({ ttlSeconds: 600, maxAssets: 100_000, minSeconds: 60, minMetres: 25 }), { ttlSeconds: 600, maxAssets: 100_000 }, 'a node without them has them off');
       assert.deepEqual(ruleOf({ ttlSeconds: 600, noFix: false }), { ttlSeconds: 600, maxAssets: 100_000, maxAheadSeconds: 300 }, 'the command, no-fix turned off');
+      assert.deepEqual(ruleOf({ ttlSeconds: 600, maxSpeedKmh: 150, mode: 'value', deadbandPercent: true }), { ttlSeconds: 600, maxAssets: 100_000, maxAheadSeconds: 300, noFix: true, maxSpeedKmh: 150, mode: 'value', deadbandPercent: true }, 'the command\'s guards and mode');
       assert.deepEqual(withCurrent({ seconds: [60], metres: [5], deadbands: [1, 10] }, 60, 5, 5), { seconds: [60], metres: [5], deadbands: [1, 5, 10] });
       assert.deepEqual(withCurrent({ seconds: [60], metres: [5] }, 60, 5, 3).deadbands, [1, 2, 3, 5, 10, 20]);
     });

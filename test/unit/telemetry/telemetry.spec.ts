@@ -1,17 +1,21 @@
 /**
- * node-red/insight and the structures behind it: what the nodes report on
- * every decision, kept bounded, and what the sidebar reads back.
+ * The nodes' telemetry records and the structures they keep: what the
+ * nodes write on every decision, kept bounded, and what the sidebar reads
+ * back (insight/sidebar-view).
  */
 import assert from 'node:assert/strict';
 import { prepareReadings, settleReadings } from '../../../src/core/sensor/burst';
 import { CLAIM } from '../../../src/core/sensor/seen-codes';
 import type { Ping } from '../../../src/core/window/sliding-window';
-import { insightDetails, insightSummaries, keyGaps, trackNode, trackedNodes, windowSample, type InsightSubject } from '../../../src/node-red/insight';
+import { insightDetails, insightSummaries, keyGaps, runningSubject, windowSample } from '../../../src/insight/sidebar-view';
 import type { WindowOutcome } from '../../../src/stores/types';
-import { AssetBoard } from '../../../src/insight/asset-board';
-import { KeyArrivals, keyHash } from '../../../src/insight/key-arrivals';
-import { PingRing } from '../../../src/insight/ping-ring';
-import { ADMITTED, BUCKET_MS, BUCKETS, RateSeries, REJECTED, SUPPRESSED } from '../../../src/insight/rate-series';
+import { AssetBoard } from '../../../src/telemetry/asset-board';
+import { KeyArrivals, keyHash } from '../../../src/telemetry/key-arrivals';
+import { PingRing } from '../../../src/telemetry/ping-ring';
+import { ADMITTED, BUCKET_MS, BUCKETS, RateSeries, REJECTED, SUPPRESSED } from '../../../src/telemetry/rate-series';
+import { closeRun, sensorTelemetry, windowTelemetry } from '../../../src/telemetry/records';
+import type { SensorSubject, StoreInfo, WindowSubject } from '../../../src/telemetry/subjects';
+import type { WindowTelemetry } from '../../../src/telemetry/window-telemetry';
 
 const T0 = Date.parse('2026-07-16T09:00:00Z');
 
@@ -23,15 +27,24 @@ function outcome(admit: boolean, accepted: number, suppressed: number): WindowOu
   return { admit, reason: admit ? 'elapsed' : 'window', dtSeconds: 1, distanceMetres: 0, headingChange: null, accepted, suppressed };
 }
 
-function windowSubject(id: string, sampleSize: number): InsightSubject {
+function windowSubject(id: string, sampleSize: number): WindowSubject {
   return {
     id,
     type: 'sliding-window-dedup',
     name: `node ${id}`,
-    info: () => ({ kind: 'memory', entries: 0, maxEntries: 100, saving: false }),
-    settings: () => ({ minSeconds: 60, minMetres: 25, ttlSeconds: 600, maxAssets: 100 }),
+    store: 'memory',
+    settings: { minSeconds: 60, minMetres: 25, ttlSeconds: 600, maxAssets: 100, eventFields: [], accuracyProperty: '' },
     sampleSize,
   };
+}
+
+const MEMORY_INFO = (): StoreInfo => ({ kind: 'memory', entries: 0, maxEntries: 100, saving: false });
+
+/** A node object starting to run its record, as a controller does; returns the record and its close. */
+function running(subject: WindowSubject): { record: WindowTelemetry; close: (removed: boolean) => void } {
+  const record = windowTelemetry(subject);
+  const run = record.start(MEMORY_INFO);
+  return { record, close: (removed) => closeRun(record, run, removed) };
 }
 
 describe('insight/rate-series', function () {
@@ -162,12 +175,13 @@ describe('insight/key-arrivals', function () {
   });
 });
 
-describe('node-red/insight', function () {
+describe('telemetry records, read by the sidebar', function () {
   it('keeps a node\'s rates, lists and sample, and answers the sidebar from them', function () {
-    const insight = trackNode(windowSubject('sw-1', 100));
-    for (let i = 0; i < 150; i++) insight.windowDecided(ping(i % 10 === 0 ? 'stuck' : `a${i % 3}`, i), outcome(i % 2 === 0, 1 + i, i % 10 === 0 ? i : 0));
-    insight.windowDecided(ping('down', 200), undefined);
-    insight.rejected(2);
+    const { record: insight, close } = running(windowSubject('sw-1', 100));
+    for (let i = 0; i < 150; i++) insight.decided(ping(i % 10 === 0 ? 'stuck' : `a${i % 3}`, i), outcome(i % 2 === 0, 1 + i, i % 10 === 0 ? i : 0));
+    insight.admittedWithoutStore(ping('down', 200), new Error('down'));
+    insight.rejectedOne();
+    insight.rejectedOne();
     const summary = insightSummaries().find((s) => s.id === 'sw-1');
     assert.ok(summary);
     assert.deepEqual(summary.totals, { admitted: 76, suppressed: 75, rejected: 2 });
@@ -179,46 +193,46 @@ describe('node-red/insight', function () {
     const sample = windowSample('sw-1');
     assert.equal(sample?.columns.size, 100);
     assert.equal(sample?.columns.names.includes('down'), true, 'a ping admitted without the store is input too');
-    insight.close(true);
+    close(true);
     assert.equal(insightDetails('sw-1'), undefined);
   });
 
   it('finds its data again after a redeploy, fitting the sample to a new size; a removed node loses it', function () {
-    let insight = trackNode(windowSubject('sw-2', 50));
-    for (let i = 0; i < 80; i++) insight.windowDecided(ping('a', i), outcome(true, i + 1, 0));
-    insight.close(false);
-    assert.ok(!trackedNodes().some((s) => s.id === 'sw-2'), 'a closed node is not listed');
-    insight = trackNode(windowSubject('sw-2', 20));
+    let node = running(windowSubject('sw-2', 50));
+    for (let i = 0; i < 80; i++) node.record.decided(ping('a', i), outcome(true, i + 1, 0));
+    node.close(false);
+    assert.equal(runningSubject('sw-2'), undefined, 'a closed node is not listed');
+    node = running(windowSubject('sw-2', 20));
     assert.equal(insightSummaries().find((s) => s.id === 'sw-2')?.totals.admitted, 80);
     const sample = windowSample('sw-2');
     assert.equal(sample?.columns.size, 20);
     assert.equal(sample?.columns.t[19], T0 + 79_000, 'the newest pings were kept');
     // The old node object closing late must not take the new one down.
-    const stale = insight;
-    insight = trackNode(windowSubject('sw-2', 20));
+    const stale = node;
+    node = running(windowSubject('sw-2', 20));
     stale.close(false);
-    assert.ok(trackedNodes().some((s) => s.id === 'sw-2'));
-    insight.close(true);
+    assert.ok(runningSubject('sw-2') !== undefined);
+    node.close(true);
     assert.equal(insightSummaries().find((s) => s.id === 'sw-2'), undefined);
   });
 
   it('counts a sensor node\'s readings, its devices\' replays and their gaps', function () {
-    const subject: InsightSubject = {
+    const subject: SensorSubject = {
       id: 'sr-1',
       type: 'sensor-reconnect-dedup',
       name: '',
-      info: () => ({ kind: 'memory', entries: 0, maxEntries: 10, saving: false }),
-      settings: () => ({ ttlSeconds: 3600 }),
-      sampleSize: 0,
+      store: 'memory',
+      settings: { ttlSeconds: 3600, maxKeys: 10, confirm: false, leaseSeconds: 60, keyMode: 'reading', outputMode: 'burst' },
     };
-    const insight = trackNode(subject);
+    const insight = sensorTelemetry(subject);
+    const run = insight.start(() => ({ kind: 'memory', entries: 0, maxEntries: 10, saving: false }));
     const readings = ['bin-1:1:a', 'bin-1:2:b', 'bin-2:1:c', 'bin-1:1:a', 'bad'];
     const prepared = prepareReadings(readings, true, (raw) =>
       raw === 'bad' ? { ok: false, path: null, value: '"bad"', problem: 'no key' } : { ok: true, key: raw as string, group: (raw as string).split(':')[0] as string },
     );
     // The store: bin-2's key was seen before.
     const codes = prepared.claims.map((c) => (c.key === 'bin-2:1:c' ? CLAIM.duplicate : CLAIM.admitted));
-    insight.sensorDecided(prepared, settleReadings(prepared, codes));
+    insight.decided(prepared, settleReadings(prepared, codes));
     const summary = insightSummaries().find((s) => s.id === 'sr-1');
     assert.deepEqual(summary?.totals, { admitted: 2, suppressed: 2, rejected: 1 });
     const details = insightDetails('sr-1');
@@ -226,6 +240,6 @@ describe('node-red/insight', function () {
     const gaps = keyGaps('sr-1');
     assert.deepEqual(Array.from(gaps?.gaps ?? []), [0], 'the copy inside the burst, 0 ms after its first');
     assert.equal(gaps?.stats.unmeasured, 1, 'bin-2\'s first copy came before the sample');
-    insight.close(true);
+    closeRun(insight, run, true);
   });
 });
