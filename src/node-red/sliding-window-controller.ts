@@ -31,7 +31,21 @@ export class SlidingWindowController extends DecidingController<SlidingWindowCon
   readonly status: StatusCounts;
   private readonly telemetry: WindowTelemetry;
   private readonly lost = new LostDecisions<true>(3_600_000);
-  private readonly raw: RawPing = { assetId: undefined, time: undefined, lat: undefined, lon: undefined, heading: undefined, accuracy: undefined, events: undefined };
+  private readonly raw: RawPing = {
+    assetId: undefined,
+    time: undefined,
+    lat: undefined,
+    lon: undefined,
+    heading: undefined,
+    accuracy: undefined,
+    events: undefined,
+    value: undefined,
+    valid: undefined,
+    satellites: undefined,
+    hdop: undefined,
+  };
+  /** Value mode: msg.dedup says by how much the reading changed. */
+  private readonly valueMode: boolean;
   // Made once per node: a waiting message costs its Waiting object only.
   private readonly replies: Replies<WindowOutcome, Waiting>;
   private readonly decide: StoreCall<Ping, WindowOutcome, Waiting>;
@@ -39,6 +53,7 @@ export class SlidingWindowController extends DecidingController<SlidingWindowCon
   constructor(parts: NodeParts<SlidingWindowConfig, OwnStore<WindowStore>>) {
     super(parts);
     const { node, config, store } = parts;
+    this.valueMode = config.settings.mode === 'value';
     const subject: WindowSubject = {
       type: WINDOW_TYPE,
       id: node.id,
@@ -82,12 +97,17 @@ export class SlidingWindowController extends DecidingController<SlidingWindowCon
     const raw = this.raw;
     raw.assetId = paths.assetId.read(msg);
     raw.time = paths.time.read(msg);
-    raw.lat = paths.lat.read(msg);
-    raw.lon = paths.lon.read(msg);
+    raw.lat = paths.lat === undefined ? undefined : paths.lat.read(msg);
+    raw.lon = paths.lon === undefined ? undefined : paths.lon.read(msg);
+    raw.value = paths.value === undefined ? undefined : paths.value.read(msg);
     raw.heading = paths.heading === undefined ? undefined : paths.heading.read(msg);
     raw.accuracy = paths.accuracy === undefined ? undefined : paths.accuracy.read(msg);
+    raw.valid = paths.valid === undefined ? undefined : paths.valid.read(msg);
+    raw.satellites = paths.satellites === undefined ? undefined : paths.satellites.read(msg);
+    raw.hdop = paths.hdop === undefined ? undefined : paths.hdop.read(msg);
     raw.events = paths.events.length === 0 ? undefined : paths.events.map((p) => p.read(msg));
-    const read = readPing(raw);
+    // The rule's settings are what reading applies of it too: the mode and the fix's quality.
+    const read = readPing(raw, this.config.settings);
     if (!read.ok) {
       const label = paths[read.field]?.label ?? read.field;
       this.rejected(msg, done, new Error(this.t('errors.badField', { path: label, value: read.value, problem: read.problem })));
@@ -106,7 +126,7 @@ export class SlidingWindowController extends DecidingController<SlidingWindowCon
 
   private route(w: Waiting, outcome: WindowOutcome): void {
     const { msg, ping } = w;
-    msg.dedup = {
+    const dedup: Record<string, unknown> = {
       decision: outcome.admit ? 'admitted' : 'suppressed',
       reason: outcome.reason,
       assetId: ping.assetId,
@@ -117,6 +137,9 @@ export class SlidingWindowController extends DecidingController<SlidingWindowCon
       suppressed: outcome.suppressed,
       store: this.storeKind,
     };
+    // The Redis store's reply carries no change yet (the Lua half of issue 29): null, as when it is not measured.
+    if (this.valueMode) dedup.valueChange = outcome.valueChange ?? null;
+    msg.dedup = dedup;
     this.telemetry.decided(ping, outcome);
     this.out.leave(w, outcome.admit ? 0 : 1);
   }
@@ -131,7 +154,7 @@ export class SlidingWindowController extends DecidingController<SlidingWindowCon
       this.out.fail(w, raised);
       return;
     }
-    msg.dedup = {
+    const dedup: Record<string, unknown> = {
       decision: 'admitted',
       reason: 'store-unavailable',
       error: errorMessage(error),
@@ -143,6 +166,8 @@ export class SlidingWindowController extends DecidingController<SlidingWindowCon
       suppressed: null,
       store: this.storeKind,
     };
+    if (this.valueMode) dedup.valueChange = null;
+    msg.dedup = dedup;
     this.telemetry.admittedWithoutStore(ping, error);
     this.out.leave(w, 0);
   }
@@ -150,5 +175,5 @@ export class SlidingWindowController extends DecidingController<SlidingWindowCon
 
 /** What a ping carries, for recognising the same message retried. */
 function contentOf(ping: Ping): string {
-  return `${ping.assetId}|${ping.t}|${ping.lat}|${ping.lon}`;
+  return `${ping.assetId}|${ping.t}|${ping.lat}|${ping.lon}|${ping.value}`;
 }

@@ -81,7 +81,15 @@ export class MemoryWindowStore implements WindowStore {
 
   /** New thresholds for the same records (a redeploy with changed options); the cap applies at once. */
   reconfigure(settings: MemoryWindowSettings): void {
+    const modeChanged = (settings.mode ?? 'position') !== (this.settings.mode ?? 'position');
     this.settings = { ...settings };
+    if (modeChanged && this.index.size > 0) {
+      // A position baseline is no reading, nor a reading a position: every
+      // record is forgotten (the saved state too), and each asset starts
+      // with `first` in the new mode.
+      this.index.clear();
+      this.onClear?.();
+    }
     this.index.setMaxEntries(settings.maxAssets);
     // A jump guard turned off keeps no candidates (none is left to be found if it is turned on again); turned on, it starts with none.
     if (this.jumpGuard !== this.candidates.held) this.candidates.hold(this.jumpGuard ? this.baselines.capacity : 0);

@@ -1,6 +1,6 @@
 import { writeFileSync } from 'fs';
 import { join } from 'path';
-import { SLIDING_WINDOW_DEFAULTS, SLIDING_WINDOW_GUARD_DEFAULTS } from '../core/defaults';
+import { SLIDING_WINDOW_DEFAULTS } from '../core/defaults';
 import type { WindowMode } from '../core/window/sliding-window';
 import { loadCatalog, type Translate } from './catalog';
 import { DEFAULT_DEADBANDS, type GridCell } from './grid';
@@ -152,7 +152,7 @@ function parseArgs(argv: readonly string[], t: Translate): Options | 'help' {
     mode: 'position',
     deadbands: [...DEFAULT_DEADBANDS],
     percent: false,
-    noFix: SLIDING_WINDOW_GUARD_DEFAULTS.noFix,
+    noFix: SLIDING_WINDOW_DEFAULTS.noFix,
     guards: {},
   };
   let modeGiven = false;

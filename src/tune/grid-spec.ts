@@ -1,4 +1,4 @@
-import { MAX_ENTRIES, SLIDING_WINDOW_DEFAULTS, SLIDING_WINDOW_GUARD_DEFAULTS } from '../core/defaults';
+import { MAX_ENTRIES, SLIDING_WINDOW_DEFAULTS } from '../core/defaults';
 import type { PingReadRule } from '../core/window/ping';
 import type { WindowRule } from '../core/window/sliding-window';
 import type { MemoryWindowSettings } from '../stores/memory-window-store';
@@ -54,7 +54,7 @@ const GUARDS = ['minSatellites', 'maxHdop', 'maxSpeedKmh', 'relocateAfterSeconds
  */
 export function ruleOf(options: RuleOptions): GridRule {
   const rule: GridRule = { ttlSeconds: options.ttlSeconds ?? SLIDING_WINDOW_DEFAULTS.ttlSeconds, maxAssets: MAX_ENTRIES, maxAheadSeconds: SLIDING_WINDOW_DEFAULTS.maxAheadSeconds };
-  return withGuards(rule, { ...options, noFix: options.noFix ?? SLIDING_WINDOW_GUARD_DEFAULTS.noFix });
+  return withGuards(rule, { ...options, noFix: options.noFix ?? SLIDING_WINDOW_DEFAULTS.noFix });
 }
 
 /**

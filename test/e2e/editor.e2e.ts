@@ -53,7 +53,7 @@ const SCENARIOS: Record<string, DedupScenario> = {
       { field: 'ttlSeconds', bad: ['0', '-60', '10'], good: '3600' },
       { field: 'maxAssets', bad: ['0', '2.5'], good: '5000' },
     ],
-    expected: { minSeconds: '30', minMetres: '50', ttlSeconds: '3600', maxAssets: '5000', minHeadingDegrees: '15', eventFields: 'payload.ignition', maxAheadSeconds: 300, store: 'redis', version: 2 },
+    expected: { minSeconds: '30', minMetres: '50', ttlSeconds: '3600', maxAssets: '5000', minHeadingDegrees: '15', eventFields: 'payload.ignition', maxAheadSeconds: 300, store: 'redis', version: 3 },
     screenshot: 'sliding-window-dedup-dialog',
   },
   'sensor-reconnect-dedup': {
@@ -77,7 +77,7 @@ const SCENARIOS: Record<string, DedupScenario> = {
       confirm: 'on',
       leaseSeconds: '30',
       store: 'redis',
-      version: 2,
+      version: 3,
     },
     screenshot: 'sensor-reconnect-dedup-dialog',
   },
@@ -370,7 +370,7 @@ describe('the pack in the Node-RED editor (Chromium)', function () {
       assert.equal(String(config.port), String(sharedRedis().port));
       assert.equal(config.keyPrefix, `e2e-${type}:`);
       assert.equal(config.timeoutMs, '1500');
-      assert.equal(config.version, 2);
+      assert.equal(config.version, 3);
       for (const secret of ['password', 'username', 'credentials', 'sentinelPassword']) {
         assert.ok(!(secret in config), `the saved config node has no ${secret}`);
       }
@@ -403,7 +403,7 @@ describe('the pack in the Node-RED editor (Chromium)', function () {
     const flows = await server.getJson<SavedNode[]>('/flows', { 'Node-RED-API-Version': 'v1' });
     const saved = flows.find((n) => n.id === id);
     assert.equal(saved?.action, 'release');
-    assert.equal(saved?.version, 2);
+    assert.equal(saved?.version, 3);
   });
 
   it('marks a node left with a bad value, or with the Redis store and no connection, invalid before deploy', async function () {

@@ -49,7 +49,7 @@ const CASES: PastedCase[] = [
       [TYPED('latProperty')]: 'payload.lat',
       [TYPED('lonProperty')]: 'payload.lon',
     },
-    saved: { minSeconds: '60', minMetres: '25', maxAheadSeconds: '300', assetIdProperty: 'payload.assetId', store: 'memory', version: 2 },
+    saved: { minSeconds: '60', minMetres: '25', maxAheadSeconds: '300', assetIdProperty: 'payload.assetId', store: 'memory', version: 3 },
     label: '60 s / 25 m',
   },
   {
@@ -73,7 +73,7 @@ const CASES: PastedCase[] = [
     },
     saved: {
       ttlSeconds: '21600', keyMode: 'reading', deviceField: 'device_id', seqField: 'seq', tsField: 'ts',
-      measures: [{ path: 'fill_pct', name: '', min: '0', max: '100' }], confirm: 'off', store: 'memory', version: 2,
+      measures: [{ path: 'fill_pct', name: '', min: '0', max: '100' }], confirm: 'off', store: 'memory', version: 3,
     },
     label: 'seen-set 6 h',
   },
@@ -81,7 +81,7 @@ const CASES: PastedCase[] = [
     type: 'dedup-confirm',
     firstField: '#node-input-action',
     shown: { '#node-input-action': 'confirm' },
-    saved: { action: 'confirm', version: 2 },
+    saved: { action: 'confirm', version: 3 },
     label: 'confirm delivery',
   },
 ];
@@ -151,7 +151,7 @@ describe('nodes pasted without any option open with the defaults (Chromium)', fu
       }
       await editor.closeDialog();
       const after = (await page.evaluate((nodeId) => RED.nodes.node(nodeId), id)) as EditorNode;
-      assert.equal(after.version, 2, 'Done saves the config version');
+      assert.equal(after.version, 3, 'Done saves the config version');
       assert.equal(after.valid, true, `valid: ${JSON.stringify(after.validationErrors)}`);
 
       await editor.deploy();
@@ -178,7 +178,7 @@ describe('nodes pasted without any option open with the defaults (Chromium)', fu
     await page.locator('#node-config-dialog-ok').click();
     await page.locator('#node-config-input-host').waitFor({ state: 'detached' });
     const saved = (await page.evaluate(() => RED.nodes.node('bare-redis'))) as EditorNode;
-    assert.deepEqual([saved?.version, saved?.host, saved?.keyPrefix], [2, '127.0.0.1', 'dedup:']);
+    assert.deepEqual([saved?.version, saved?.host, saved?.keyPrefix], [3, '127.0.0.1', 'dedup:']);
   });
 
   it('sensor-reconnect-dedup: the device id can be a msg property (msg.topic), one choice of its field', async function () {
@@ -198,7 +198,7 @@ describe('nodes pasted without any option open with the defaults (Chromium)', fu
     await editor.deploy();
     const flows = await server.getJson<SavedNode[]>('/flows', { 'Node-RED-API-Version': 'v1' });
     const saved = flows.find((n) => n.id === 'by-topic');
-    assert.deepEqual([saved?.deviceField, saved?.deviceFieldType, saved?.version], ['topic', 'msg', 2]);
+    assert.deepEqual([saved?.deviceField, saved?.deviceFieldType, saved?.version], ['topic', 'msg', 3]);
   });
 
   it('a pasted node of an older version keeps what it says: no default replaces an option it left out', async function () {

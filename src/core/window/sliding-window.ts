@@ -68,7 +68,7 @@
  * baselineOf) in both stores, and why each comparison above is written as
  * the one expression both sides evaluate.
  */
-import { SLIDING_WINDOW_GUARD_DEFAULTS } from '../defaults';
+import { SLIDING_WINDOW_DEFAULTS } from '../defaults';
 import { FIX_OK, NO_FIX, type FixQuality, type FixRule } from './fix-quality';
 import { distanceMetres } from './geo';
 import { WINDOW_REASONS, type WindowReason } from './window-reasons';
@@ -97,7 +97,7 @@ export interface WindowRule extends FixRule {
 }
 
 /** relocateAfterPings when the rule does not say. */
-export const DEFAULT_RELOCATE_PINGS = SLIDING_WINDOW_GUARD_DEFAULTS.relocateAfterPings;
+export const DEFAULT_RELOCATE_PINGS = SLIDING_WINDOW_DEFAULTS.relocateAfterPings;
 /** relocateAfterSeconds when the rule does not say, in Heartbeats. */
 export const RELOCATE_HEARTBEATS = 10;
 

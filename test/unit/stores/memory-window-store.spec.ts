@@ -110,4 +110,23 @@ describe('stores/memory-window-store: without the jump guard', () => {
     assert.equal(off.entry('veh')?.candidate.count, 0);
     assert.equal(off.decideNow(at(30, 5300)).reason, 'moved');
   });
+
+  it('forgets every record, told to the journal, when a redeploy changes the mode, and only then', () => {
+    const store = new MemoryWindowStore(SETTINGS, () => T0);
+    let cleared = 0;
+    store.onClear = () => cleared++;
+    store.decideNow(at(0, 0));
+    store.reconfigure({ ...SETTINGS, minSeconds: 30 });
+    assert.equal(store.size, 1, 'other changes keep the records');
+    store.reconfigure({ ...SETTINGS, mode: 'value', deadband: 5 });
+    assert.equal(store.size, 0, 'a position baseline is no reading');
+    assert.equal(cleared, 1, 'the saved state forgets them too');
+    assert.equal(store.decideNow({ assetId: 'veh', t: T0 + 10_000, lat: 0, lon: 0, value: 40 }).reason, 'first');
+    store.reconfigure({ ...SETTINGS, mode: 'value', deadband: 2 });
+    assert.equal(store.size, 1, 'the same mode keeps them');
+    store.reconfigure(SETTINGS);
+    assert.equal(store.size, 0, 'nor is a reading a position');
+    assert.equal(cleared, 2);
+    assert.equal(store.decideNow(at(20, 0)).reason, 'first');
+  });
 });
