@@ -2,6 +2,7 @@ import { errorMessage } from './core/parse/errors';
 import type { AdminRequest, AdminResponse, NodeAPI } from './node-red/api';
 import { publishInsight } from './insight/sidebar-push';
 import { insightDetails, insightSummaries, keyGaps, runningSubject, windowSample } from './insight/sidebar-view';
+import { DEFAULT_DEADBANDS } from './tune/grid';
 import { DEFAULT_METRES, DEFAULT_SECONDS, MAX_VALUES, nodeRule, parseList, withCurrent } from './tune/grid-spec';
 import type { WhatIfJob } from './tune/jobs';
 import { runWhatIfJob } from './tune/threads';
@@ -24,7 +25,12 @@ import { SENSOR_TYPE, WINDOW_TYPE, type WindowNodeSettings } from './telemetry/s
  *   GET  dedup-sidebar/nodes/:id              one node with its lists  (dedup.read)
  *   POST dedup-sidebar/nodes/:id/what-if      the grid over its sample (dedup.write)
  *   POST dedup-sidebar/nodes/:id/what-if/file the grid over an upload  (dedup.write;
- *        ?asset=&time=&lat=&lon=&heading=&accuracy= name its columns, ?tz= the zone of its zone-less times)
+ *        ?asset=&time=&lat=&lon=&heading=&accuracy=&value=&valid=&satellites=&hdop=
+ *        name its columns, ?tz= the zone of its zone-less times)
+ *
+ * A what-if's lists are `seconds` and `metres` (Heartbeat × Movement), or
+ * for a node in value mode `seconds` and `deadbands` (Heartbeat ×
+ * Deadband), in the body or the query.
  *   POST dedup-sidebar/nodes/:id/ttl-what-if  the sensor TTL what-if   (dedup.write)
  *
  * The metrics endpoint (dedup/metrics) is the nodes' own, not this
@@ -75,7 +81,12 @@ export = function registerDedupSidebar(RED: NodeAPI): void {
   RED.httpAdmin.get(BASE, read, (_req, res) => {
     // The upload limit too, so that the editor refuses a large file before sending it.
     // The grid's default lists and the upload limit, as this runtime has them: the sidebar keeps no copy.
-    res.json({ time: Date.now(), nodes: insightSummaries(), maxUploadBytes: MAX_UPLOAD_BYTES, grid: { seconds: DEFAULT_SECONDS.join(','), metres: DEFAULT_METRES.join(',') } });
+    res.json({
+      time: Date.now(),
+      nodes: insightSummaries(),
+      maxUploadBytes: MAX_UPLOAD_BYTES,
+      grid: { seconds: DEFAULT_SECONDS.join(','), metres: DEFAULT_METRES.join(','), deadbands: DEFAULT_DEADBANDS.join(',') },
+    });
   });
 
   RED.httpAdmin.get(`${BASE}/:id`, read, (req, res) => {
@@ -84,10 +95,12 @@ export = function registerDedupSidebar(RED: NodeAPI): void {
     else res.json(details);
   });
 
-  /** The grid lists of a request (body or query), defaulted, with the node's own setting added. */
+  /** The grid lists of a request (body or query), defaulted, with the node's own setting added; in value mode Deadband instead of Movement. */
   const gridOf = (source: Record<string, unknown>, settings: Readonly<WindowNodeSettings>, res: AdminResponse): WhatIfJob['request']['spec'] | undefined => {
-    const lists: number[][] = [];
-    for (const [name, fallback] of [['seconds', DEFAULT_SECONDS], ['metres', DEFAULT_METRES]] as const) {
+    const valueMode = settings.mode === 'value';
+    const lists: (readonly number[])[] = [];
+    const asked: ReadonlyArray<readonly [string, readonly number[]]> = [['seconds', DEFAULT_SECONDS], valueMode ? ['deadbands', DEFAULT_DEADBANDS] : ['metres', DEFAULT_METRES]];
+    for (const [name, fallback] of asked) {
       const given = source[name];
       if (given === undefined || given === '') {
         lists.push(fallback);
@@ -105,7 +118,9 @@ export = function registerDedupSidebar(RED: NodeAPI): void {
       }
       lists.push(parsed.values);
     }
-    return withCurrent({ seconds: lists[0] as number[], metres: lists[1] as number[] }, settings.minSeconds, settings.minMetres);
+    const [seconds = DEFAULT_SECONDS, second = []] = lists;
+    if (valueMode) return withCurrent({ seconds, metres: [], deadbands: second }, settings.minSeconds, undefined, settings.deadband);
+    return withCurrent({ seconds, metres: second }, settings.minSeconds, settings.minMetres);
   };
 
   /**
@@ -248,7 +263,9 @@ function requestOf(spec: WhatIfRequest['spec'], settings: Readonly<WindowNodeSet
   return { spec, rule: nodeRule(settings), heartbeatSeconds: settings.minSeconds };
 }
 
-function currentOf(settings: Readonly<WindowNodeSettings>): { minSeconds: number; minMetres: number } {
+/** The node's own setting, for the chart to mark: Heartbeat and Movement, or in value mode Heartbeat and Deadband. */
+function currentOf(settings: Readonly<WindowNodeSettings>): { minSeconds: number; minMetres: number } | { minSeconds: number; deadband: number } {
+  if (settings.mode === 'value') return { minSeconds: settings.minSeconds, deadband: settings.deadband ?? 0 };
   return { minSeconds: settings.minSeconds, minMetres: settings.minMetres };
 }
 

@@ -42,6 +42,8 @@ export interface NodeDetails extends NodeSummary {
   /** Sliding window: the highest suppressed/accepted ratios, and the assets silent longest. */
   stuck?: AssetRow[];
   silent?: AssetRow[];
+  /** Sliding window, position mode: the assets whose pings have had no fix for at least a Heartbeat, longest first. */
+  noFix?: AssetRow[];
   assets?: number;
   /** Sensor: the devices with the most replays. */
   replays?: DeviceRow[];
@@ -86,6 +88,8 @@ export function insightDetails(id: string, now = Date.now()): NodeDetails | unde
   if (record instanceof WindowTelemetry) {
     details.stuck = record.assets.stuck(TOP_ROWS);
     details.silent = record.assets.silent(TOP_ROWS);
+    // No fix for a Heartbeat: the consumer would have had a ping by then, and has had none.
+    if (record.subject.settings.mode !== 'value') details.noFix = record.assets.withoutFix(TOP_ROWS, now, record.subject.settings.minSeconds * 1000);
     details.assets = record.assets.size;
   } else {
     details.replays = record.devices.top(TOP_ROWS);

@@ -1,9 +1,10 @@
 import { MAX_ENTRIES } from '../core/defaults';
 import { blankPing, pingAt } from '../core/window/ping-columns';
+import { FIX_OK } from '../core/window/fix-quality';
 import type { Ping } from '../core/window/sliding-window';
 import { WINDOW_REASONS } from '../core/window/window-reasons';
 import type { WindowOutcome } from '../stores/types';
-import { AssetBoard } from './asset-board';
+import { AssetBoard, UNKNOWN_COUNTS } from './asset-board';
 import { decisionTime } from './coarse-clock';
 import { DecidingRecord } from './deciding-record';
 import { add, countingReasons, STORE_UNAVAILABLE, WINDOW_SLOTS } from './decision-slots';
@@ -15,7 +16,7 @@ import type { WindowSubject } from './subjects';
 /**
  * A sliding-window node's telemetry: its controller writes each decision
  * here once, and the status line, the sidebar (its rates, the assets that
- * look stuck or silent, the what-if's sample of recent pings) and
+ * look stuck or silent or have no fix, the what-if's sample of recent pings) and
  * Prometheus read it.
  *
  * On the path of every message: a write costs a clock read, a few
@@ -54,7 +55,7 @@ export class WindowTelemetry extends DecidingRecord<WindowSubject> {
       this.suppressed++;
       this.rates.add(now, SUPPRESSED, 1);
     }
-    this.assets.seen(ping.assetId, now, outcome.accepted, outcome.suppressed);
+    this.assets.seen(ping.assetId, now, outcome, (ping.fix ?? FIX_OK) === FIX_OK);
     this.ring.push(ping, now);
     this.changed();
   }
@@ -66,7 +67,7 @@ export class WindowTelemetry extends DecidingRecord<WindowSubject> {
     if (countingReasons()) add(this.decisions, STORE_UNAVAILABLE);
     this.admitted++;
     this.rates.add(now, ADMITTED, 1);
-    this.assets.seen(ping.assetId, now, NaN, NaN);
+    this.assets.seen(ping.assetId, now, UNKNOWN_COUNTS, (ping.fix ?? FIX_OK) === FIX_OK);
     this.ring.push(ping, now);
     this.changed();
   }

@@ -9,7 +9,7 @@ import { CLAIM } from '../../../src/core/sensor/seen-codes';
 import type { Ping } from '../../../src/core/window/sliding-window';
 import { insightDetails, insightSummaries, keyGaps, runningSubject, windowSample } from '../../../src/insight/sidebar-view';
 import type { WindowOutcome } from '../../../src/stores/types';
-import { AssetBoard } from '../../../src/telemetry/asset-board';
+import { AssetBoard, UNKNOWN_COUNTS } from '../../../src/telemetry/asset-board';
 import { KeyArrivals, keyHash } from '../../../src/telemetry/key-arrivals';
 import { PingRing } from '../../../src/telemetry/ping-ring';
 import { ADMITTED, BUCKET_MS, BUCKETS, RateSeries, REJECTED, SUPPRESSED } from '../../../src/telemetry/rate-series';
@@ -107,33 +107,51 @@ describe('insight/ping-ring', function () {
 describe('insight/asset-board', function () {
   it('lists the highest suppressed/accepted ratios, and the assets silent longest, bounded', function () {
     const board = new AssetBoard(4);
-    board.seen('cached-fix', T0, 1, 40);
-    board.seen('parked', T0 + 1, 5, 10);
-    board.seen('driving', T0 + 2, 30, 0);
-    board.seen('quiet', T0 + 3, 2, 2);
+    board.seen('cached-fix', T0, { accepted: 1, suppressed: 40 }, true);
+    board.seen('parked', T0 + 1, { accepted: 5, suppressed: 10 }, true);
+    board.seen('driving', T0 + 2, { accepted: 30, suppressed: 0 }, true);
+    board.seen('quiet', T0 + 3, { accepted: 2, suppressed: 2 }, true);
     assert.deepEqual(board.stuck(2).map((r) => [r.assetId, r.ratio]), [['cached-fix', 40], ['parked', 2]]);
     assert.deepEqual(board.silent(2).map((r) => r.assetId), ['cached-fix', 'parked']);
     // A ping moves an asset to the end of the silent list; a store that failed leaves its counts.
-    board.seen('cached-fix', T0 + 4, NaN, NaN);
+    board.seen('cached-fix', T0 + 4, UNKNOWN_COUNTS, true);
     assert.deepEqual(board.silent(1).map((r) => r.assetId), ['parked']);
     assert.equal(board.stuck(1)[0]?.suppressed, 40);
     // Past the cap the asset heard from longest ago is forgotten.
-    board.seen('new', T0 + 5, 1, 0);
+    board.seen('new', T0 + 5, { accepted: 1, suppressed: 0 }, true);
     assert.equal(board.size, 4);
     assert.deepEqual(board.silent(4).map((r) => r.assetId), ['driving', 'quiet', 'cached-fix', 'new']);
   });
 
   it('lists the assets with the most suppressed (dedup-stats), ties by ratio, none with nothing suppressed', function () {
     const board = new AssetBoard(10);
-    board.seen('busy', T0, 100, 12);
-    board.seen('cached-fix', T0 + 1, 1, 40);
-    board.seen('echo', T0 + 2, 4, 12);
-    board.seen('driving', T0 + 3, 30, 0);
-    board.seen('once', T0 + 4, 9, 1);
+    board.seen('busy', T0, { accepted: 100, suppressed: 12 }, true);
+    board.seen('cached-fix', T0 + 1, { accepted: 1, suppressed: 40 }, true);
+    board.seen('echo', T0 + 2, { accepted: 4, suppressed: 12 }, true);
+    board.seen('driving', T0 + 3, { accepted: 30, suppressed: 0 }, true);
+    board.seen('once', T0 + 4, { accepted: 9, suppressed: 1 }, true);
     assert.deepEqual(board.mostSuppressed(3).map((r) => [r.assetId, r.suppressed, r.accepted]), [['cached-fix', 40, 1], ['echo', 12, 4], ['busy', 12, 100]]);
     assert.deepEqual(board.mostSuppressed(10).map((r) => r.assetId), ['cached-fix', 'echo', 'busy', 'once']);
     assert.deepEqual(board.mostSuppressed(0), []);
     assert.deepEqual(board.stuck(0), [], 'stuck(0) shares the one top-n pass, and asks for no row');
+  });
+
+  it('lists the assets whose pings have had no fix for at least a while, longest first, from the first ping of the run', function () {
+    const board = new AssetBoard(10);
+    const counts = { accepted: 1, suppressed: 0 };
+    board.seen('lost', T0, counts, false);
+    board.seen('lost', T0 + 30_000, counts, false);
+    board.seen('tunnel', T0 + 10_000, counts, true);
+    board.seen('tunnel', T0 + 20_000, counts, false);
+    board.seen('back', T0 + 5_000, counts, false);
+    board.seen('back', T0 + 25_000, counts, true);
+    board.seen('fresh', T0 + 50_000, counts, false);
+    board.seen('fine', T0 + 1_000, counts, true);
+    const now = T0 + 60_000;
+    assert.deepEqual(board.withoutFix(10, now, 30_000).map((r) => [r.assetId, r.noFixSince]), [['lost', T0], ['tunnel', T0 + 20_000]]);
+    assert.deepEqual(board.withoutFix(1, now, 0).map((r) => r.assetId), ['lost'], 'the longest first, n rows');
+    assert.deepEqual(board.withoutFix(10, now, 0).map((r) => r.assetId), ['lost', 'tunnel', 'fresh'], 'a fix ends the run');
+    assert.deepEqual(board.withoutFix(0, now, 0), []);
   });
 });
 
