@@ -97,6 +97,42 @@ describe('metrics in one runtime', function () {
     assert.equal(valueOf(shared, 'dedup_messages_total', { node_id: sw, reason: 'first' }), 2);
   });
 
+  it('counts issue 29\'s reasons by their names in the reason label: the fix\'s quality, jumps, value mode', async function () {
+    run++;
+    const [pos, bins] = [`met-pos-${run}`, `met-bins-${run}`];
+    await helper.load(
+      [plugin, ...packNodes(['dedup-redis', 'sliding-window-dedup']), ...coreNodes()],
+      [
+        { id: 'tab', type: 'tab', label: 'metrics tab' },
+        { id: pos, type: 'sliding-window-dedup', z: 'tab', name: 'trucks', minSatellites: '4', maxSpeedKmh: '150', wires: [['met-out'], ['met-out']] },
+        { id: bins, type: 'sliding-window-dedup', z: 'tab', name: 'bins', mode: 'value', valueProperty: 'payload.fill_pct', deadband: '5', wires: [['met-out'], ['met-out']] },
+        { id: 'met-out', type: 'helper', z: 'tab' },
+      ],
+    );
+    const out = collect('met-out');
+    const t0 = Date.now() - 3_600_000;
+    const north = (km: number): number => 50 + km / 111.195;
+    const pings = [
+      { ts: t0, lat: 50, lon: 8 },
+      { ts: t0 + 5_000, lat: 0, lon: 0 },
+      { ts: t0 + 6_000, lat: 50, lon: 8, satellites: 2 },
+      { ts: t0 + 10_000, lat: north(5), lon: 8 },
+      { ts: t0 + 20_000, lat: north(5.1), lon: 8 },
+      { ts: t0 + 30_000, lat: north(5.2), lon: 8 },
+    ];
+    for (const p of pings) node(pos).receive({ payload: { assetId: 'truck', ...p } });
+    for (const [i, fill] of [40, 41, 47].entries()) node(bins).receive({ payload: { assetId: 'bin', ts: t0 + i * 1000, fill_pct: fill } });
+    await until(() => out.length === pings.length + 3, 'every decision');
+    const text = (await admin().get('/dedup/metrics')).text;
+    const count = (nodeId: string, decision: string, reason: string): number | undefined => valueOf(text, 'dedup_messages_total', { node_id: nodeId, decision, reason });
+    assert.deepEqual(
+      [count(pos, 'suppressed', 'no-fix'), count(pos, 'suppressed', 'poor-fix'), count(pos, 'suppressed', 'jump'), count(pos, 'admitted', 'relocated')],
+      [1, 1, 2, 1],
+    );
+    assert.deepEqual([count(bins, 'admitted', 'first'), count(bins, 'suppressed', 'unchanged'), count(bins, 'admitted', 'changed')], [1, 1, 1]);
+    assert.equal(count(bins, 'suppressed', 'no-fix'), 0, 'every reason exported from the start, at 0 until it happens');
+  });
+
   it('keeps them out of the default registry with dedupMetricsRegistry: false', async function () {
     exporter.unshareMetrics(promClient.register);
     helper.settings({ dedupMetricsRegistry: false });
