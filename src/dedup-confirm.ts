@@ -1,7 +1,8 @@
 /** The dedup confirm node: Node-RED's entry point, wiring only (behaviour: node-red/confirm-controller). */
 import type { NodeAPI } from './node-red/api';
+import { editorSettings } from './node-red/editor-settings';
 import { ConfirmController, readConfirmConfig, type ConfirmConfig } from './node-red/confirm-controller';
-import { registerNodeKind, type NodeKind } from './node-red/node-lifecycle';
+import { nodeConstructor, type NodeKind } from './node-red/node-lifecycle';
 import { claimStores, type ClaimStores } from './node-red/store-binding';
 
 const DEDUP_CONFIRM: NodeKind<ConfirmConfig, ClaimStores> = {
@@ -12,5 +13,5 @@ const DEDUP_CONFIRM: NodeKind<ConfirmConfig, ClaimStores> = {
 };
 
 export = function registerDedupConfirm(RED: NodeAPI): void {
-  registerNodeKind(RED, DEDUP_CONFIRM);
+  RED.nodes.registerType('dedup-confirm', nodeConstructor(RED, DEDUP_CONFIRM), { settings: editorSettings('dedup-confirm') });
 };

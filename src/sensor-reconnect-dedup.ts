@@ -1,8 +1,8 @@
 /** The sensor reconnect dedup node: Node-RED's entry point, wiring only (behaviour: node-red/sensor-controller). */
 import { MAX_ENTRIES } from './core/defaults';
 import type { NodeAPI } from './node-red/api';
-import { SENSOR_PRESETS } from './node-red/editor-settings';
-import { registerNodeKind, type NodeKind } from './node-red/node-lifecycle';
+import { editorSettings, SENSOR_PRESETS } from './node-red/editor-settings';
+import { nodeConstructor, type NodeKind } from './node-red/node-lifecycle';
 import { readSensorConfig, type SensorConfig } from './node-red/sensor-config';
 import { SensorController } from './node-red/sensor-controller';
 import { memoryStore, redisStore, type OwnStore } from './node-red/store-binding';
@@ -22,8 +22,10 @@ const SENSOR_RECONNECT: NodeKind<SensorConfig, OwnStore<SeenStore>> = {
 };
 
 export = function registerSensorReconnectDedup(RED: NodeAPI): void {
-  registerNodeKind(RED, SENSOR_RECONNECT, {
-    sensorReconnectDedupMaxKeys: { value: MAX_ENTRIES, exportable: true },
-    sensorReconnectDedupPresets: { value: SENSOR_PRESETS, exportable: true },
+  RED.nodes.registerType('sensor-reconnect-dedup', nodeConstructor(RED, SENSOR_RECONNECT), {
+    settings: editorSettings('sensor-reconnect-dedup', {
+      sensorReconnectDedupMaxKeys: { value: MAX_ENTRIES, exportable: true },
+      sensorReconnectDedupPresets: { value: SENSOR_PRESETS, exportable: true },
+    }),
   });
 };

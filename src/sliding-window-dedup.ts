@@ -1,7 +1,8 @@
 /** The sliding-window dedup node: Node-RED's entry point, wiring only (behaviour: node-red/sliding-window-controller). */
 import { MAX_ENTRIES } from './core/defaults';
 import type { NodeAPI } from './node-red/api';
-import { registerNodeKind, type NodeKind } from './node-red/node-lifecycle';
+import { editorSettings } from './node-red/editor-settings';
+import { nodeConstructor, type NodeKind } from './node-red/node-lifecycle';
 import { readSlidingWindowConfig, type SlidingWindowConfig } from './node-red/sliding-window-config';
 import { SlidingWindowController } from './node-red/sliding-window-controller';
 import { memoryStore, redisStore, type OwnStore } from './node-red/store-binding';
@@ -22,5 +23,7 @@ const SLIDING_WINDOW: NodeKind<SlidingWindowConfig, OwnStore<WindowStore>> = {
 };
 
 export = function registerSlidingWindowDedup(RED: NodeAPI): void {
-  registerNodeKind(RED, SLIDING_WINDOW, { slidingWindowDedupMaxAssets: { value: MAX_ENTRIES, exportable: true } });
+  RED.nodes.registerType('sliding-window-dedup', nodeConstructor(RED, SLIDING_WINDOW), {
+    settings: editorSettings('sliding-window-dedup', { slidingWindowDedupMaxAssets: { value: MAX_ENTRIES, exportable: true } }),
+  });
 };

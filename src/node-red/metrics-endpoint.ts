@@ -8,7 +8,7 @@ import type { NodeAPI } from './api';
  * `GET <httpAdminRoot>/dedup/metrics`: the pack's metrics in the Prometheus
  * text format, behind the `dedup.read` permission (a Prometheus job scrapes
  * it with a Node-RED bearer token when adminAuth is on). Served by the
- * nodes' own modules (registerNodeKind, and the stats node's entry, ask
+ * nodes' own modules (nodeConstructor, and the stats node's entry, ask
  * for it as Node-RED loads them), so it is there whether or not the dedup
  * sidebar plugin is; served once per admin app however many modules ask.
  *

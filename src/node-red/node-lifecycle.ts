@@ -12,7 +12,6 @@
 import { errorMessage } from '../core/parse/errors';
 import type { DoneFunction, Node, NodeAPI, NodeDef, NodeMessage, SendFunction } from './api';
 import { drainLimit } from './close-times';
-import { editorSettings } from './editor-settings';
 import { serveMetrics } from './metrics-endpoint';
 import { upgradeConfig, type DedupNodeType } from './migrations';
 import { forgetNode } from './node-registry';
@@ -63,17 +62,17 @@ export interface NodeKind<C, B extends StoreBinding> {
 }
 
 /**
- * Registers a node type of the pack: its constructor starts each node of
- * the type (startNode), its editor gets its defaults and config version,
- * and the pack's metrics are served (node-red/metrics-endpoint).
+ * The constructor of a node type of the pack: it starts each node of the
+ * type (startNode). Asking for it serves the pack's metrics
+ * (node-red/metrics-endpoint). Each entry file registers it under its type
+ * name written out, as the Flow Library's checks read it there.
  */
-export function registerNodeKind<C, B extends StoreBinding>(RED: NodeAPI, kind: NodeKind<C, B>, settings: Record<string, { value: unknown; exportable: boolean }> = {}): void {
+export function nodeConstructor<C, B extends StoreBinding>(RED: NodeAPI, kind: NodeKind<C, B>): (this: Node, def: NodeDef) => void {
   serveMetrics(RED);
-  function DedupNode(this: Node, def: NodeDef): void {
+  return function DedupNode(this: Node, def: NodeDef): void {
     RED.nodes.createNode(this, def);
     startNode(RED, this, def, kind);
-  }
-  RED.nodes.registerType(kind.type, DedupNode, { settings: editorSettings(kind.type, settings) });
+  };
 }
 
 /**
