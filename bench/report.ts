@@ -10,6 +10,7 @@ import { ENTRIES, type RedisMemory } from './memory';
 import type { SavingResult } from './saving';
 import type { PacedLine, PacedPhase } from './paced';
 import { issue20Section } from './issue20';
+import { guardCostLines } from './guard-cost';
 import { metricsCostLines } from './metrics-cost';
 import { profileTable } from './profile';
 import { scriptCostTable } from './script-cost';
@@ -21,6 +22,8 @@ export const LABELS: Record<LineId, string> = {
   passthrough: 'two-output node that only forwards (floor)',
   'sw-memory': 'sliding-window dedup, memory store',
   'sw-redis': 'sliding-window dedup, Redis store',
+  'sw-memory-guards': 'sliding-window dedup, memory store, every fleet rule on',
+  'sw-redis-guards': 'sliding-window dedup, Redis store, every fleet rule on',
   naive: 'function node, GET then SET per ping',
   'sr-memory': 'sensor reconnect dedup, memory, bursts of 50',
   'sr-redis': 'sensor reconnect dedup, Redis, bursts of 50',
@@ -375,6 +378,17 @@ function metricsSection(data: RunData): string[] {
   ]);
 }
 
+function guardsSection(data: RunData): string[] {
+  const g = data.guards;
+  return partSection("What the fleet rules cost (bench/guard-cost.ts)", g && [
+    "Issue 29's rules (the no-fix guard with a validity field, Min satellites 4, Max HDOP 2, the accuracy rule and the jump guard at 150 km/h) all on, against all off, on the same pings: the node's throughput in pairs of trials whose order alternates (the goal: within 10 %), and the store alone, reading and deciding with no Node-RED around it (the rules' own cost, undiluted).",
+    '',
+    '```',
+    ...guardCostLines(g),
+    '```',
+  ]);
+}
+
 function tuneSection(data: RunData): string[] {
   const t = data.tune;
   const head = ['## dedup-tune grid (bench/tune.ts)', ''];
@@ -455,6 +469,7 @@ export function renderReport(data: RunData): string {
     ...scriptSection(data),
     ...profileSection(data),
     ...metricsSection(data),
+    ...guardsSection(data),
     ...tuneSection(data),
     '## Sizing a deployment',
     '',

@@ -37,6 +37,7 @@ import type { LineId, RedisTarget } from './flows';
 import { runHorizontal } from './horizontal';
 import { readPreviousFigures, writeFigures } from './issue20';
 import { redisBytesPerEntry } from './memory';
+import type { GuardCostJob, GuardCostResult } from './guard-cost';
 import type { MetricsCostJob, MetricsCostResult } from './metrics-cost';
 import type { PacedJob, PacedLine, PacedPhase, PacedResult } from './paced';
 import { planFrom, type Plan, type Section } from './plan';
@@ -47,7 +48,7 @@ import { ROOT } from './runtime';
 import type { SavingJob, SavingResult } from './saving';
 import type { ScriptCostJob, ScriptCostResult } from './script-cost';
 import { renderPerformanceDoc } from './performance-doc';
-import { thousands } from './stats';
+import { median, thousands } from './stats';
 import { tuneBenchTable, type TuneBenchResult } from './tune';
 import type { TrialJob, TrialResult } from './worker';
 
@@ -130,6 +131,16 @@ const RUNNERS: Record<Section, (b: Bench) => Promise<void>> = {
       const job: MetricsCostJob = { messages: plan.metricsMessages };
       data.metrics = await runChild<MetricsCostResult>('metrics-cost.ts', job);
       for (const r of data.metrics.rows) log(`  metrics ${r.report.padEnd(38)} adds ${(r.with - r.without).toFixed(4)} µs/msg`);
+    });
+  },
+
+  async guards({ plan, data, part }) {
+    await part('guards', async () => {
+      const job: GuardCostJob = { pings: plan.guards.pings, redis: true, node: plan.guards.node };
+      data.guards = await runChild<GuardCostResult>('guard-cost.ts', job);
+      const pct = (on: number[], off: number[]): string => `${((median(on) / median(off)) * 100).toFixed(1)} %`;
+      const node = data.guards.node;
+      if (node) log(`  guards on/off, the node: memory ${pct(node.memory.on, node.memory.off)}${node.redis ? `, Redis ${pct(node.redis.on, node.redis.off)}` : ''}`);
     });
   },
 
@@ -301,6 +312,7 @@ async function main(): Promise<void> {
     script: undefined,
     profile: [],
     metrics: undefined,
+    guards: undefined,
     previousFigures: readPreviousFigures(),
     failures: [],
   };
