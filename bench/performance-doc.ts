@@ -155,5 +155,7 @@ export function renderPerformanceDoc(data: RunData): string {
     '- Assets spread evenly over the hash slots (ids are hashed whole, so they do, unless a handful of assets carry most of the traffic).',
     `- The CPU figures come from loopback on a ${cpus().length}-core machine; a network adds latency and some system time per call on both sides, which favours larger calls still.`,
     `- The rates are for the sliding-window node with its default rules (and the clock guard); with every fleet rule on, a Redis record takes ${micros(f.redisPerAssetFleetRules)} bytes against ${micros(median(data.redisMemory.map((m) => m.window)))} at 100,000 assets.`,
+    '',
+    'How a change moved these figures, measured against the commit before it, is in [performance-history.md](performance-history.md).',
   ].join('\n');
 }

@@ -228,7 +228,7 @@ for (const { lang, details } of LANGUAGES) {
         const response = await fetch(`${server.url}/inject/${id}`, { method: 'POST' });
         assert.equal(response.status, 200, `inject ${id}`);
       }
-      await editor.page.evaluate(() => (RED as unknown as { sidebar: { show(id: string): void } }).sidebar.show('dedup'));
+      await editor.showDedupSidebar();
       const vans = editor.page.locator('.dedup-sb-node[data-node-id="vans"]');
       const bins = editor.page.locator('.dedup-sb-node[data-node-id="bins"]');
       await vans.waitFor({ state: 'visible' });

@@ -90,8 +90,7 @@ describe('the dedup sidebar in the Node-RED editor (Chromium)', function () {
 
   beforeEach(async function () {
     await editor.open();
-    await editor.page.evaluate(() => (RED as unknown as { sidebar: { show(id: string): void } }).sidebar.show('dedup'));
-    await editor.page.locator('.dedup-sb').waitFor({ state: 'visible' });
+    await editor.showDedupSidebar();
   });
 
   afterEach(async function () {
@@ -372,7 +371,7 @@ describe('the dedup sidebar in the Node-RED editor (Chromium)', function () {
     await editor.context.route(/\/dedup-sidebar\/nodes(\?|$)/, hold);
     try {
       await editor.open();
-      await editor.page.evaluate(() => (RED as unknown as { sidebar: { show(id: string): void } }).sidebar.show('dedup'));
+      await editor.showDedupSidebar();
       const vans = entry('vans');
       await vans.waitFor({ state: 'visible', timeout: 15_000 });
       await vans.locator('.dedup-sb-toggle').click();
