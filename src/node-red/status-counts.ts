@@ -27,14 +27,29 @@ function withStoreErrors(t: Translate, line: string, storeErrors: number): strin
   return t('status.withStoreErrors', { counts: line, errors: t('status.count.storeErrors', { count: storeErrors }) });
 }
 
-/** A sliding-window node's line: pings admitted, suppressed, rejected; messages the store failed for. */
+/**
+ * A sliding-window node's line: pings admitted, suppressed, rejected;
+ * messages the store failed for. Once the fleet rules have suppressed a
+ * ping that was no usable position (no fix, a poor fix, a jump), the
+ * suppressed count says how many of each, so a GPS that lost its fix shows
+ * on the canvas, not only in the sidebar.
+ */
 export function windowStatus(record: WindowTelemetry): StatusCounts {
   const since = record.counts();
   return {
     line: (t) => {
       const now = record.counts();
-      const shown = { admitted: now.admitted - since.admitted, suppressed: now.suppressed - since.suppressed, rejected: now.rejected - since.rejected };
-      return withStoreErrors(t, countsLine(t, shown), now.storeErrors - since.storeErrors);
+      const suppressed = now.suppressed - since.suppressed;
+      const because = (['noFix', 'poorFix', 'jump'] as const).flatMap((name) => {
+        const count = now[name] - since[name];
+        return count > 0 ? [t(`status.count.${name}`, { count })] : [];
+      });
+      const worded = {
+        admitted: t('status.count.admitted', { count: now.admitted - since.admitted }),
+        suppressed: because.length === 0 ? t('status.count.suppressed', { count: suppressed }) : t('status.count.suppressedBecause', { count: suppressed, because: because.join(', ') }),
+        rejected: t('status.count.rejected', { count: now.rejected - since.rejected }),
+      };
+      return withStoreErrors(t, t('status.tally', worded), now.storeErrors - since.storeErrors);
     },
     follow: (changed) => record.follow(changed),
   };

@@ -2,7 +2,7 @@ import { MAX_ENTRIES } from '../core/defaults';
 import { blankPing, pingAt } from '../core/window/ping-columns';
 import { FIX_OK } from '../core/window/fix-quality';
 import type { Ping } from '../core/window/sliding-window';
-import { WINDOW_REASONS } from '../core/window/window-reasons';
+import { WINDOW_REASONS, type WindowReason } from '../core/window/window-reasons';
 import type { WindowOutcome } from '../stores/types';
 import { AssetBoard, UNKNOWN_COUNTS } from './asset-board';
 import { decisionTime } from './coarse-clock';
@@ -12,6 +12,16 @@ import { countFailure } from './failure-causes';
 import { PingRing } from './ping-ring';
 import { ADMITTED, REJECTED, SUPPRESSED } from './rate-series';
 import type { WindowSubject } from './subjects';
+
+/** The suppressions the status line names apart: pings that were no usable position. */
+export const UNUSABLE_REASONS = ['no-fix', 'poor-fix', 'jump'] as const satisfies readonly WindowReason[];
+
+/** By reason code: the index in UNUSABLE_REASONS, or -1. */
+const UNUSABLE_SLOT: Int8Array = (() => {
+  const slots = new Int8Array(Math.max(...Object.values(WINDOW_REASONS).map((r) => r.code)) + 1).fill(-1);
+  UNUSABLE_REASONS.forEach((reason, i) => (slots[WINDOW_REASONS[reason].code] = i));
+  return slots;
+})();
 
 /**
  * A sliding-window node's telemetry: its controller writes each decision
@@ -29,6 +39,8 @@ export class WindowTelemetry extends DecidingRecord<WindowSubject> {
   readonly assets: AssetBoard;
   /** The what-if's sample: the last `sampleSize` pings, no payload. */
   ring: PingRing;
+  /** Pings suppressed for each of UNUSABLE_REASONS, counted whether or not the metrics count by reason: the status line shows them. */
+  private readonly unusable = new Float64Array(UNUSABLE_REASONS.length);
 
   constructor(subject: WindowSubject) {
     super(subject);
@@ -47,13 +59,16 @@ export class WindowTelemetry extends DecidingRecord<WindowSubject> {
   /** A ping the store decided. */
   decided(ping: Ping, outcome: WindowOutcome): void {
     const now = decisionTime();
-    if (countingReasons()) add(this.decisions, WINDOW_REASONS[outcome.reason].code);
+    const code = WINDOW_REASONS[outcome.reason].code;
+    if (countingReasons()) add(this.decisions, code);
     if (outcome.admit) {
       this.admitted++;
       this.rates.add(now, ADMITTED, 1);
     } else {
       this.suppressed++;
       this.rates.add(now, SUPPRESSED, 1);
+      const unusable = UNUSABLE_SLOT[code] ?? -1;
+      if (unusable >= 0) add(this.unusable, unusable);
     }
     this.assets.seen(ping.assetId, now, outcome, (ping.fix ?? FIX_OK) === FIX_OK);
     this.ring.push(ping, now);
@@ -88,7 +103,8 @@ export class WindowTelemetry extends DecidingRecord<WindowSubject> {
 
   /** The counts the status line shows, as they are now. */
   counts(): WindowCounts {
-    return { admitted: this.admitted, suppressed: this.suppressed, rejected: this.rejected, storeErrors: this.storeErrors };
+    const [noFix = 0, poorFix = 0, jump = 0] = this.unusable;
+    return { admitted: this.admitted, suppressed: this.suppressed, rejected: this.rejected, storeErrors: this.storeErrors, noFix, poorFix, jump };
   }
 }
 
@@ -97,6 +113,10 @@ export interface WindowCounts {
   suppressed: number;
   rejected: number;
   storeErrors: number;
+  /** Of the suppressed: no fix, a poor fix, a jump (UNUSABLE_REASONS). */
+  noFix: number;
+  poorFix: number;
+  jump: number;
 }
 
 function capacityOf(subject: WindowSubject): number {
