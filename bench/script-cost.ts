@@ -32,7 +32,7 @@ import { createHash } from 'crypto';
 import { readFileSync } from 'fs';
 import Redis from 'ioredis';
 import type { Ping } from '../src/core/window/sliding-window';
-import { decodeOutcomes, encodePings } from '../src/stores/redis-window-store';
+import { decodeOutcomes, encodePings, encodeRule } from '../src/stores/redis-window-store';
 import { epochKey, windowRecordKey, WINDOW_SEGMENT } from '../src/redis/key-names';
 import { scriptSource } from '../src/redis/scripts';
 import { pingMessage } from './data';
@@ -95,15 +95,9 @@ const IN_FLIGHT = 4;
 const PREFIX = 'sc:';
 const ID_PREFIX = 'sc-';
 
-/** The rule ('<ddddI4'): 60 s, 25 m, 30° heading, clock guard 300 s ahead, 6 h TTL: every rule on. */
+/** The rule: 60 s, 25 m, 30° heading, clock guard 300 s ahead, 6 h TTL: every rule of issue 11 on (packed by the store's own encoder). */
 function ruleArgument(): Buffer {
-  const rule = Buffer.alloc(36);
-  rule.writeDoubleLE(60, 0);
-  rule.writeDoubleLE(25, 8);
-  rule.writeDoubleLE(30, 16);
-  rule.writeDoubleLE(300, 24);
-  rule.writeUInt32LE(21_600, 32);
-  return rule;
+  return encodeRule({ minSeconds: 60, minMetres: 25, minHeadingDegrees: 30, maxAheadSeconds: 300, ttlSeconds: 21_600 });
 }
 
 /** Ping i of the fleet, with the fields that bring the heading, accuracy and event rules in. */

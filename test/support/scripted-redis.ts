@@ -117,7 +117,7 @@ export interface RawWindowRule {
  * relocateAfterPings.
  */
 export function windowRule(rule: RawWindowRule): Buffer {
-  const out = Buffer.alloc(71);
+  const out = Buffer.alloc(70);
   out.writeDoubleLE(rule.minSeconds, 0);
   out.writeDoubleLE(rule.minMetres, 8);
   out.writeDoubleLE(rule.minHeadingDegrees ?? 0, 16);
