@@ -183,9 +183,9 @@ for i = 1, n_ops do
     local s = states[key]
     if not s then
       s = { has = false, t = 0, lat_q = 0, lon_q = 0, heading_q = NO_HEADING, accuracy_q = 0, events = 0, value = NAN,
-            c_t = 0, c_lat_q = 0, c_lon_q = 0, c_count = 0,
+            c_t = 0, c_lat_q = 0, c_lon_q = 0, c_count = 0, c_call = 0,
             acc = 0, sup = 0, call = false, first = 0, raw = false, v_at = 0, c_at = 0, tail_at = 0, tail_parts = 0,
-            resend = false, write = false, admitted = false, suppressed_before = false, tail = false }
+            resend = false, echo = false, write = false, admitted = false, suppressed_before = false, tail = false }
       local raw = call_redis('GET', key)
       if raw then
         -- Which form the record has: plain (RECORD_BYTES), plain with a tail,
@@ -220,14 +220,18 @@ for i = 1, n_ops do
                 r_t, lat_q, lon_q, r_events, heading_q, accuracy_q = unpack(TAIL, raw, tail_at)
                 s.has, s.t, s.lat_q, s.lon_q, s.events, s.heading_q, s.accuracy_q = true, r_t, lat_q, lon_q, r_events, heading_q, accuracy_q
                 if tv_at > 0 then s.value = unpack(VALUE, raw, tv_at) end
-                if tc_at > 0 and jump_guard then s.c_t, s.c_lat_q, s.c_lon_q, s.c_count = unpack(CANDIDATE, raw, tc_at) end
+                if tc_at > 0 and jump_guard then s.c_t, s.c_lat_q, s.c_lon_q, s.c_count, s.c_call = unpack(CANDIDATE, raw, tc_at) end
               end
             else
               s.raw, s.v_at, s.c_at, s.tail_at = raw, v_at, c_at, tail_at
               s.tail_parts = parts - parts % PART_TAIL
               s.has, s.t, s.lat_q, s.lon_q, s.events, s.heading_q, s.accuracy_q = true, r_t, lat_q, lon_q, r_events, heading_q, accuracy_q
               if v_at > 0 then s.value = unpack(VALUE, raw, v_at) end
-              if c_at > 0 and jump_guard then s.c_t, s.c_lat_q, s.c_lon_q, s.c_count = unpack(CANDIDATE, raw, c_at) end
+              if c_at > 0 and jump_guard then
+                s.c_t, s.c_lat_q, s.c_lon_q, s.c_count, s.c_call = unpack(CANDIDATE, raw, c_at)
+                -- This call set the candidate and admitted no ping of the asset: a resend (see "Resent calls").
+                s.echo = s.c_call == call
+              end
             end
           end
         end
@@ -314,18 +318,18 @@ for i = 1, n_ops do
               local d = 2 * R * asin(sqrt(hc))
               if not (d >= min_m and d > accuracy and d / ((t - c_t) / 1000) * 3.6 > max_speed) then count = c_count + 1 end
             end
-            if count >= relocate_n then
+            if count >= relocate_n and not s.echo then
               reason = RELOCATED
             else
               reason, clear = JUMP, false
               -- Stored when its count or time differs, as the memory store does.
-              if count ~= c_count or t ~= c_t then
-                s.c_t, s.c_lat_q, s.c_lon_q, s.c_count = t, floor(lat * DEGREE_STEPS + 0.5), floor(lon * DEGREE_STEPS + 0.5), count
+              if (count ~= c_count or t ~= c_t) and not s.echo then
+                s.c_t, s.c_lat_q, s.c_lon_q, s.c_count, s.c_call = t, floor(lat * DEGREE_STEPS + 0.5), floor(lon * DEGREE_STEPS + 0.5), count, call
                 moved_c = true
               end
             end
           end
-          if clear and (c_count ~= 0 or c_t ~= 0) then
+          if clear and (c_count ~= 0 or c_t ~= 0) and not s.echo then
             s.c_t, s.c_lat_q, s.c_lon_q, s.c_count = 0, 0, 0, 0
             moved_c = true
           end
@@ -348,6 +352,11 @@ for i = 1, n_ops do
           -- As the first run left it: an admission in position mode clears the candidate.
           if not value_mode then s.c_t, s.c_lat_q, s.c_lon_q, s.c_count = 0, 0, 0, 0 end
         end
+      elseif s.echo then
+        -- A resend of a call that only suppressed pings of the asset, one of
+        -- them a jump that set the candidate: answered as the first run was
+        -- (a jump is a jump again, never a relocation: the first run
+        -- admitted nothing), with the counts as they stand, and nothing written.
       elseif reason == REPLAYED then
         -- A retried message the lost attempt had admitted: nothing changes.
       elseif ADMITS[reason] then
@@ -441,7 +450,7 @@ for j = 1, #order do
       if parts > PART_TAIL or (parts ~= 0 and parts < PART_TAIL) then
         record = record .. pack(PARTS, parts)
         if value == value then record = record .. pack(VALUE, value) end
-        if c_count > 0 then record = record .. pack(CANDIDATE, s.c_t, s.c_lat_q, s.c_lon_q, c_count) end
+        if c_count > 0 then record = record .. pack(CANDIDATE, s.c_t, s.c_lat_q, s.c_lon_q, c_count, s.c_call) end
       end
       if tail then record = record .. tail end
       if write == 'set' then

@@ -172,12 +172,17 @@ export const WINDOW_PARTS = layout([['parts', 'B']]);
 /** The baseline's value, exactly: value mode's reading (and the tail's). */
 export const WINDOW_VALUE = layout([['value', 'd']]);
 
-/** The jump candidate: t exactly, the position in the record's degree steps, the count of agreeing jumps. */
+/**
+ * The jump candidate: t exactly, the position in the record's degree steps,
+ * the count of agreeing jumps, and the call that set it (so that a resend
+ * of a call that only suppressed pings of the asset is recognised too).
+ */
 export const WINDOW_CANDIDATE = layout([
   ['t', 'd'],
   ['lat', 'i4'],
   ['lon', 'i4'],
   ['count', 'I2'],
+  ['call', 'I6'],
 ]);
 
 /** Bits of an extended record's PARTS byte. */

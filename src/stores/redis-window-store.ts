@@ -244,10 +244,15 @@ export interface WindowRecord {
   epoch: number;
   /** Value mode: the baseline's value; absent when the record has none. */
   value?: number;
-  /** The jump candidate; absent when the record has none. */
-  candidate?: JumpCandidate;
+  /** The jump candidate, and the call that set it; absent when the record has none. */
+  candidate?: RecordCandidate;
   /** The baseline from before that call, when the call suppressed a ping before admitting one (with its value and candidate when it had them). */
-  before: { t: number; lat: number; lon: number; value?: number; candidate?: JumpCandidate } | null;
+  before: { t: number; lat: number; lon: number; value?: number; candidate?: RecordCandidate } | null;
+}
+
+export interface RecordCandidate extends JumpCandidate {
+  /** The 48 bits naming the call that set it. */
+  call: number;
 }
 
 const TAIL_BYTES = WINDOW_RECORD.bytes + WINDOW_TAIL.bytes;
@@ -304,12 +309,13 @@ export function decodeWindowRecord(raw: Buffer): WindowRecord {
   return record;
 }
 
-function candidateAt(raw: Buffer, from: number): JumpCandidate {
+function candidateAt(raw: Buffer, from: number): RecordCandidate {
   const at = WINDOW_CANDIDATE.at;
   return {
     t: raw.readDoubleLE(from + at.t),
     lat: raw.readInt32LE(from + at.lat) / DEGREE_STEPS,
     lon: raw.readInt32LE(from + at.lon) / DEGREE_STEPS,
     count: raw.readUInt16LE(from + at.count),
+    call: readUint48(raw, from + at.call),
   };
 }

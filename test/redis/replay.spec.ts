@@ -198,9 +198,9 @@ describe('redis scripts: a resent call is recognised by its token', () => {
       assert.equal((await raw()).length, 44, 'no candidate, no part: the record of a node without guards');
       await client().expire(key, 100);
       assert.deepEqual(await call(JUMPS, 411, at(10, 5000)), ['jump']);
-      assert.equal((await raw()).length, 44 + 1 + 18);
+      assert.equal((await raw()).length, 44 + 1 + 24);
       const jumped = await record();
-      assert.deepEqual([jumped.t, jumped.suppressed, jumped.candidate], [T0, 1, { t: T0 + 10_000, lat: Math.floor(north(5000) * 1e7 + 0.5) / 1e7, lon: LON, count: 1 }]);
+      assert.deepEqual([jumped.t, jumped.suppressed, jumped.candidate], [T0, 1, { t: T0 + 10_000, lat: Math.floor(north(5000) * 1e7 + 0.5) / 1e7, lon: LON, count: 1, call: 411 }]);
       assert.ok((await client().ttl(key)) <= 100, 'a jump does not extend the record\'s life');
       assert.deepEqual(await call(JUMPS, 412, at(20, 10)), ['window']);
       assert.equal((await raw()).length, 44, 'a ping that is no jump clears the candidate, and the part goes');
@@ -214,7 +214,7 @@ describe('redis scripts: a resent call is recognised by its token', () => {
       const pings = [at(20, 5150), at(30, 5300), at(31, 5310)];
       assert.deepEqual(await call(JUMPS, 422, ...pings), ['jump', 'relocated', 'window']);
       const written = await raw();
-      assert.equal(written.length, 44 + 1 + 26 + 18, 'the tail: the baseline and the candidate from before the call');
+      assert.equal(written.length, 44 + 1 + 26 + 24, 'the tail: the baseline and the candidate from before the call');
       const decoded = decodeWindowRecord(written);
       assert.deepEqual([decoded.first, decoded.candidate, decoded.before?.t, decoded.before?.candidate?.count], [2, undefined, T0, 1]);
       assert.deepEqual(await call(JUMPS, 422, ...pings), ['jump', 'replayed', 'window']);
@@ -242,6 +242,20 @@ describe('redis scripts: a resent call is recognised by its token', () => {
       assert.deepEqual([written.call, written.first, written.before?.t, written.candidate?.count], [441, 2, T0, 1]);
       assert.deepEqual(await call(JUMPS, 441, ...pings), ['window', 'replayed']);
       assert.deepEqual(await record(), written);
+    });
+
+    it('answers a resent call that only suppressed pings of the asset, a jump among them, as the first run did, and writes nothing', async () => {
+      const rule = windowRule({ minSeconds: 60, minMetres: 25, ttlSeconds: 3600, maxSpeedKmh: 150, relocateAfterPings: 2 });
+      await call(rule, 460, at(0));
+      // Two jumps that agree: a second run counting from the first run's candidate would relocate the asset.
+      const pings = [at(20, 5000), at(10, 4900), at(25, 5)];
+      assert.deepEqual(await call(rule, 461, ...pings.slice(0, 2)), ['jump', 'jump']);
+      const written = await raw();
+      assert.deepEqual((await record()).candidate, { t: T0 + 10_000, lat: Math.floor(north(4900) * 1e7 + 0.5) / 1e7, lon: LON, count: 1, call: 461 });
+      assert.deepEqual(await call(rule, 461, ...pings.slice(0, 2)), ['jump', 'jump']);
+      assert.deepEqual(await raw(), written, 'the resend wrote nothing, not even a count');
+      // Another call's ping is decided as usual: it agrees with the candidate, and relocates.
+      assert.deepEqual(await call(rule, 462, at(30, 5050)), ['relocated']);
     });
 
     it('reads a record of the plain layout in value mode as a baseline without a value: the next reading is changed', async () => {

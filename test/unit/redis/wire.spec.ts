@@ -69,7 +69,7 @@ describe('redis/wire: the one table of binary formats', () => {
       WINDOW_TAIL: ['<di4i4I6I2I2', 26],
       WINDOW_PARTS: ['<B', 1],
       WINDOW_VALUE: ['<d', 8],
-      WINDOW_CANDIDATE: ['<di4i4I2', 18],
+      WINDOW_CANDIDATE: ['<di4i4I2I6', 24],
       SEEN_CALL: ['<dI4dBI6', 27],
       SEEN_OP: ['<BI2I2I6', 11],
       SEEN_ENTRY: ['<I2I2BI6', 11],
@@ -128,18 +128,18 @@ describe('redis/wire: the one table of binary formats', () => {
     assert.deepEqual(decodeWindowRecord(Buffer.concat([record, tail])), { ...expected, before: { t: 5, lat: -1e-7, lon: 1e-7 } });
     // Extended: a PARTS byte, then the parts it names, in the table's order.
     const value = pack(WINDOW_VALUE, { value: 0.1 + 0.2 });
-    const candidate = pack(WINDOW_CANDIDATE, { t: 7.25, lat: 10, lon: -20, count: 2 });
+    const candidate = pack(WINDOW_CANDIDATE, { t: 7.25, lat: 10, lon: -20, count: 2, call: 2 ** 48 - 3 });
     const parts = (bits: number): Buffer => pack(WINDOW_PARTS, { parts: bits });
     const { value: V, candidate: C, tail: T, tailValue: TV, tailCandidate: TC } = WINDOW_PART;
     assert.deepEqual(decodeWindowRecord(Buffer.concat([record, parts(V), value])), { ...expected, value: 0.1 + 0.2, before: null });
-    assert.deepEqual(decodeWindowRecord(Buffer.concat([record, parts(C), candidate])), { ...expected, candidate: { t: 7.25, lat: 1e-6, lon: -2e-6, count: 2 }, before: null });
+    assert.deepEqual(decodeWindowRecord(Buffer.concat([record, parts(C), candidate])), { ...expected, candidate: { t: 7.25, lat: 1e-6, lon: -2e-6, count: 2, call: 2 ** 48 - 3 }, before: null });
     const all = Buffer.concat([record, parts(V | C | T | TV | TC), value, candidate, tail, value, candidate]);
     assert.equal(all.length, extendedRecordBytes(V | C | T | TV | TC));
     assert.deepEqual(decodeWindowRecord(all), {
       ...expected,
       value: 0.1 + 0.2,
-      candidate: { t: 7.25, lat: 1e-6, lon: -2e-6, count: 2 },
-      before: { t: 5, lat: -1e-7, lon: 1e-7, value: 0.1 + 0.2, candidate: { t: 7.25, lat: 1e-6, lon: -2e-6, count: 2 } },
+      candidate: { t: 7.25, lat: 1e-6, lon: -2e-6, count: 2, call: 2 ** 48 - 3 },
+      before: { t: 5, lat: -1e-7, lon: 1e-7, value: 0.1 + 0.2, candidate: { t: 7.25, lat: 1e-6, lon: -2e-6, count: 2, call: 2 ** 48 - 3 } },
     });
     assert.deepEqual(decodeWindowRecord(Buffer.concat([record, parts(T | TV), tail, value])), { ...expected, before: { t: 5, lat: -1e-7, lon: 1e-7, value: 0.1 + 0.2 } });
     // What no writer makes: no part, a tail alone (that is the plain form), tail parts without a tail, a length that does not match.
@@ -159,7 +159,7 @@ describe('redis/wire: the one table of binary formats', () => {
       const text = readFileSync(join(LUA_DIR, file), 'utf8');
       const code = text.replace(/--.*$/gm, '');
       assert.doesNotMatch(code, /'<[^']*'/, `${file} spells a struct format`);
-      assert.doesNotMatch(code, /\b(?:44|48|56|34|42|26|18|11|10|70|65536|65535|1e7)\b/, `${file} spells a layout number`);
+      assert.doesNotMatch(code, /\b(?:44|48|56|34|42|26|24|11|10|70|65536|65535|1e7)\b/, `${file} spells a layout number`);
       assert.doesNotMatch(code, /^\s*local\s+[\w\s,]*\b(?:OP|OP_BYTES|RECORD|RECORD_BYTES|TAIL|ENTRY|EPOCH|REPLY|DEGREE_STEPS)\b[\w\s,]*=/m, `${file} defines a layout of its own`);
     }
   });
