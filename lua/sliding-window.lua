@@ -21,27 +21,47 @@
 --            Cluster. An asset may appear more than once; its operations
 --            run in the order given.
 -- ARGV[1]    the rule (RULE): minSeconds, minMetres, minHeadingDegrees
---            (0: off), maxAheadSeconds (negative: off), ttlSeconds.
+--            (0: off), maxAheadSeconds (negative: off), ttlSeconds; then
+--            issue 29's: mode (VALUE_MODE: value mode, else position),
+--            deadband, deadbandPercent (1: the deadband is a percentage of
+--            the baseline's value), maxSpeedKmh (0: the jump guard is off),
+--            relocateAfterSeconds and relocateAfterPings (the client
+--            resolves their defaults, so both sides compare one double).
 -- ARGV[2]    this call (CALL): the Node-RED host's clock in epoch
 --            milliseconds (the clock guard's "now": the host's, not Redis
 --            TIME, so that every store and every test reads one clock), and
 --            48 random bits naming the call (see "Resent calls").
 -- ARGV[3]    the operations, OP_BYTES each (OP): the operation (a ping,
 --            RESET_ASSET, RESET_ALL), flags (HAS_HEADING: the ping has a
---            heading, RETRY: the ping is a retried message), the 48-bit
---            fingerprint of the ping's event values, then t (epoch
---            milliseconds), lat, lon, heading, accuracy as doubles.
+--            heading, RETRY: the ping is a retried message, NO_FIX_FLAG or
+--            POOR_FIX_FLAG: the fix's quality, which the client decides
+--            when it reads the ping, as it does the event fingerprint), the
+--            48-bit fingerprint of the ping's event values, then t (epoch
+--            milliseconds), lat, lon, heading, accuracy and value (value
+--            mode's reading; NaN when the ping has none) as doubles.
 --
 -- Reply: one string, one REPLY per operation, in order: the reason code (0
 -- for a reset), dtSeconds, distanceMetres, headingChange, the asset's
--- accepted and suppressed counts, and which of the three measures are
--- present (HAS_DT, HAS_DISTANCE, HAS_TURN).
+-- accepted and suppressed counts, which of the four measures are present
+-- (HAS_DT, HAS_DISTANCE, HAS_TURN, HAS_CHANGE), and valueChange (value
+-- mode: the reading minus the baseline's value).
+--
+-- The rule, in decideWindow's order (the first that applies wins):
+--   position mode   ahead, no-fix, poor-fix, first, replayed, late,
+--                   jump | relocated, elapsed, event, moved, turned, window
+--   value mode      ahead, first, replayed, late, elapsed, event,
+--                   changed, unchanged
+-- No-fix and poor-fix come before first, so a ping that is no position
+-- never becomes the baseline; on an asset with no record it writes none,
+-- as ahead. The jump guard and its candidate are judgeJump's: see there.
 --
 -- THE RECORD (RECORD, RECORD_BYTES; src/redis/wire.ts says why that size)
 -- is written with SET ... EX ttlSeconds when a ping is admitted and, when
 -- only the suppressed count changed, that count alone with SETRANGE at
--- SUPPRESSED_AT (which keeps the TTL), so it expires ttlSeconds after the
--- last admission. Its fields:
+-- SUPPRESSED_AT (which keeps the TTL); when a suppressed ping changed the
+-- jump candidate (a jump, or the first ping after jumps that is none), it
+-- is written whole with SET ... KEEPTTL (Redis 6.0 and later). So it
+-- expires ttlSeconds after the last admission. Its fields:
 --
 --   t          the last admitted ping's time, epoch ms, exact
 --   lat, lon   its position in 1 / DEGREE_STEPS degrees (about 1 cm)
@@ -58,6 +78,22 @@
 -- call named by `call`, kept when that call suppressed a ping of the asset
 -- before its first admission (see below). Both stores keep the baseline at
 -- this precision, so their decisions agree bit for bit.
+--
+-- Issue 29 adds two optional parts, each kept only while there is one: the
+-- baseline's VALUE (value mode's reading, an exact double) and the jump
+-- CANDIDATE (t, lat and lon in the record's steps, its count of agreeing
+-- jumps, and the call that set it). A record with neither is the record
+-- above, byte for byte (RECORD_BYTES, or RECORD_BYTES + TAIL_BYTES with a
+-- tail): a node in position mode without the jump guard writes and reads
+-- exactly what it always did. A record with either is EXTENDED: the
+-- record's fields, a PARTS byte (PART_VALUE, PART_CANDIDATE, PART_TAIL,
+-- PART_TAIL_VALUE, PART_TAIL_CANDIDATE), then the parts it names in that
+-- order; the tail then carries the value and candidate from before the
+-- call too, cut from the record as read. An extended record's length is
+-- never a plain one's (redis/wire checks it), so the length tells the
+-- plain forms apart and PARTS the rest; a value whose length and PARTS do
+-- not agree reads as absent. Without the jump guard a candidate is neither
+-- read nor written.
 --
 -- Resets. The epoch key holds an EPOCH: a counter and the call that last
 -- raised it; it never expires. A record written in another epoch reads as
@@ -84,6 +120,18 @@
 -- pings are reported as 'replayed'; counts are reported as they stand. A
 -- resend is recognised until another call admits a ping of the asset. A
 -- reset of every asset raises the epoch once per call, resent or not.
+-- The value and the candidate from before the call are in the tail with
+-- the baseline; an admission clears the candidate in position mode, so
+-- the chain after `first` starts without one, as the first run's did.
+--
+-- A call that admitted no ping of an asset changed nothing the rule reads
+-- but, perhaps, the jump candidate: a resend decides its pings again
+-- against the same baseline, to the same answers, and counts them again.
+-- Only jumps could be answered otherwise, counted from the candidate the
+-- first run left, into a relocation; so a candidate names the call that
+-- set it, and when it names this call the run is a resend for the asset
+-- too: every jump is a jump (the first run relocated nothing), the counts
+-- are as they stand, and nothing is written.
 --
 -- A retried message (flag 2: the node lost the decision of this very
 -- message and a Catch flow sent it again) whose ping is exactly the stored
@@ -93,7 +141,10 @@
 -- is the redis.call()s and the Lua work per ping (bench/script-cost.ts
 -- measures it), so: a record is read with one GET, and written with one
 -- SET or, when only the suppressed count changed, a SETRANGE of those four
--- bytes; the script defines no functions (a closure made per call costs an
+-- bytes; the rules of issue 29 cost a ping in position mode without the
+-- jump guard two comparisons (the mode, the fix's flags) and a double more
+-- in its op and its reply, and a record without optional parts is read as
+-- before; the script defines no functions (a closure made per call costs an
 -- allocation per local it uses, and a function call per ping a frame) and
 -- makes no table or string per ping that it can avoid: one table per
 -- asset, built whole by one constructor (a table that grows field by field
