@@ -35,6 +35,7 @@ import type { Ping } from '../src/core/window/sliding-window';
 import { decodeOutcomes, encodePings, encodeRule } from '../src/stores/redis-window-store';
 import { epochKey, windowRecordKey, WINDOW_SEGMENT } from '../src/redis/key-names';
 import { scriptSource } from '../src/redis/scripts';
+import { WINDOW_REPLY } from '../src/redis/wire';
 import { pingMessage } from './data';
 import { answerParent, redisCpuSeconds } from './runtime';
 import { markdownTable, thousands } from './stats';
@@ -87,7 +88,7 @@ export interface ScriptCostResult {
 }
 
 /** The floor's script: no reads, no writes, no decision; a reply as long as the real one. */
-const FLOOR_LUA = "return string.rep('\\0', 34 * (#KEYS - 1))";
+const FLOOR_LUA = `return string.rep('\\0', ${WINDOW_REPLY.bytes} * (#KEYS - 1))`;
 
 export const SIZES = [1, 10, 100, 500];
 const ASSETS = 10_000;
