@@ -281,7 +281,8 @@ for i = 1, n_ops do
               if c_at > 0 and jump_guard then
                 s.c_t, s.c_lat_q, s.c_lon_q, s.c_count, s.c_call = unpack(CANDIDATE, raw, c_at)
                 -- This call set the candidate and admitted no ping of the asset: a resend (see "Resent calls").
-                s.echo = s.c_call == call
+                -- (Value mode never sets one: a candidate it finds is from position mode.)
+                s.echo = s.c_call == call and not value_mode
               end
             end
           end
