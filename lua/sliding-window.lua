@@ -142,9 +142,9 @@
 -- measures it), so: a record is read with one GET, and written with one
 -- SET or, when only the suppressed count changed, a SETRANGE of those four
 -- bytes; the rules of issue 29 cost a ping in position mode without the
--- jump guard two comparisons (the mode, the fix's flags) and a double more
--- in its op and its reply, and a record without optional parts is read as
--- before; the script defines no functions (a closure made per call costs an
+-- jump guard four tests (the mode, the fix's flags, the guard, the change)
+-- and a double more in its op and its reply, an asset a few more fields in
+-- its table, and a record without optional parts is read as before; the script defines no functions (a closure made per call costs an
 -- allocation per local it uses, and a function call per ping a frame) and
 -- makes no table or string per ping that it can avoid: one table per
 -- asset, built whole by one constructor (a table that grows field by field
