@@ -69,7 +69,7 @@ for (let i = 0; i < 4096; i++) {
   pings.push({ assetId: `van-${i % ASSETS}`, t: 1_700_000_000_000 + i * 1000, lat: 50 + i / 1e5, lon: 8, heading: NaN, accuracy: 0, events: 0, retry: false });
   const reason = REASONS[i % REASONS.length] as (typeof REASONS)[number];
   const admit = reason !== 'window' && reason !== 'late';
-  outcomes.push({ admit, reason, dtSeconds: 10, distanceMetres: 5, headingChange: null, accepted: i, suppressed: i >> 1 });
+  outcomes.push({ admit, reason, dtSeconds: 10, distanceMetres: 5, headingChange: null, valueChange: null, accepted: i, suppressed: i >> 1 });
 }
 const readings: { prepared: Prepared; settled: Settled }[] = [];
 for (let i = 0; i < 4096; i++) {

@@ -32,9 +32,10 @@ import { createHash } from 'crypto';
 import { readFileSync } from 'fs';
 import Redis from 'ioredis';
 import type { Ping } from '../src/core/window/sliding-window';
-import { decodeOutcomes, encodePings } from '../src/stores/redis-window-store';
+import { decodeOutcomes, encodePings, encodeRule } from '../src/stores/redis-window-store';
 import { epochKey, windowRecordKey, WINDOW_SEGMENT } from '../src/redis/key-names';
 import { scriptSource } from '../src/redis/scripts';
+import { WINDOW_REPLY } from '../src/redis/wire';
 import { pingMessage } from './data';
 import { answerParent, redisCpuSeconds } from './runtime';
 import { markdownTable, thousands } from './stats';
@@ -87,7 +88,7 @@ export interface ScriptCostResult {
 }
 
 /** The floor's script: no reads, no writes, no decision; a reply as long as the real one. */
-const FLOOR_LUA = "return string.rep('\\0', 34 * (#KEYS - 1))";
+const FLOOR_LUA = `return string.rep('\\0', ${WINDOW_REPLY.bytes} * (#KEYS - 1))`;
 
 export const SIZES = [1, 10, 100, 500];
 const ASSETS = 10_000;
@@ -95,15 +96,9 @@ const IN_FLIGHT = 4;
 const PREFIX = 'sc:';
 const ID_PREFIX = 'sc-';
 
-/** The rule ('<ddddI4'): 60 s, 25 m, 30° heading, clock guard 300 s ahead, 6 h TTL: every rule on. */
+/** The rule: 60 s, 25 m, 30° heading, clock guard 300 s ahead, 6 h TTL: every rule of issue 11 on (packed by the store's own encoder). */
 function ruleArgument(): Buffer {
-  const rule = Buffer.alloc(36);
-  rule.writeDoubleLE(60, 0);
-  rule.writeDoubleLE(25, 8);
-  rule.writeDoubleLE(30, 16);
-  rule.writeDoubleLE(300, 24);
-  rule.writeUInt32LE(21_600, 32);
-  return rule;
+  return encodeRule({ minSeconds: 60, minMetres: 25, minHeadingDegrees: 30, maxAheadSeconds: 300, ttlSeconds: 21_600 });
 }
 
 /** Ping i of the fleet, with the fields that bring the heading, accuracy and event rules in. */

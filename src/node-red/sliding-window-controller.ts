@@ -137,8 +137,7 @@ export class SlidingWindowController extends DecidingController<SlidingWindowCon
       suppressed: outcome.suppressed,
       store: this.storeKind,
     };
-    // The Redis store's reply carries no change yet (the Lua half of issue 29): null, as when it is not measured.
-    if (this.valueMode) dedup.valueChange = outcome.valueChange ?? null;
+    if (this.valueMode) dedup.valueChange = outcome.valueChange;
     msg.dedup = dedup;
     this.telemetry.decided(ping, outcome);
     this.out.leave(w, outcome.admit ? 0 : 1);

@@ -39,7 +39,7 @@ export function withCounts(verdict: WindowVerdict, accepted: number, suppressed:
     dtSeconds: verdict.dtSeconds,
     distanceMetres: verdict.distanceMetres,
     headingChange: verdict.headingChange,
-    valueChange: verdict.valueChange ?? null,
+    valueChange: verdict.valueChange,
     accepted,
     suppressed,
   };

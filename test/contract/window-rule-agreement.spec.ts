@@ -14,7 +14,14 @@
  * candidate), and no asset is locked out (never relocateAfterPings judged
  * jumps in a row that agree with each other).
  *
- * The Lua half of the issue adds the Redis store to the same streams.
+ * The Redis store (lua/sliding-window.lua) decides the same streams, on one
+ * server and grouped by Cluster slot as on a Cluster (test/contract/stores.spec.ts
+ * runs the contract both ways), in calls of 1 to 60 pings, so that several
+ * pings of one asset, and a jump candidate set and read again, share a
+ * call: every outcome must be the memory store's, field for field, the
+ * value's change included (the distance to 1e-12: see assertAgree). Its records are kept longer than the streams span and
+ * its assets are not capped (Redis expires by its own clock and keeps every
+ * asset), so the memory store it is held to keeps them too.
  */
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
@@ -25,8 +32,12 @@ import { DEFAULT_RELOCATE_PINGS, storedDegrees, type Ping } from '../../src/core
 import { REASON_ORDER, type WindowReason } from '../../src/core/window/window-reasons';
 import { PingRing } from '../../src/telemetry/ping-ring';
 import { MemoryWindowStore, type MemoryWindowSettings } from '../../src/stores/memory-window-store';
+import { RedisWindowStore } from '../../src/stores/redis-window-store';
 import type { WindowOutcome } from '../../src/stores/types';
 import { decideEach } from '../../src/tune/grid';
+import { decide } from '../support/ask';
+import { useRedis } from '../support/global-hooks';
+import { scriptedClients, storeOptions } from '../support/scripted-redis';
 
 /** The host's clock at the start of every stream. */
 const START_MS = Date.UTC(2026, 6, 16, 9);
@@ -339,5 +350,113 @@ function noLockOut(stream: Stream, settings: MemoryWindowSettings, memory: reado
     const run = agrees ? state.run + 1 : 1;
     assert.ok(run < limit, `${p.assetId}: ${run} agreeing jumps in a row at ping ${i} (relocateAfterPings ${limit})`);
     runs.set(p.assetId, { run, last: p });
+  });
+}
+
+/*
+ * The Redis store on the same streams.
+ */
+
+/**
+ * As assertSame, but for the distance, which two libms may compute a last
+ * bit apart (V8's sine and cosine are not the C library's Redis' Lua calls):
+ * to 1e-12 of itself, as test/redis/parity.spec.ts holds it. Every other
+ * field, the decision and the value's change included, is the same double.
+ */
+function assertAgree(what: string, expected: readonly WindowOutcome[], got: readonly WindowOutcome[]): void {
+  assert.equal(got.length, expected.length, what);
+  for (let i = 0; i < expected.length; i++) {
+    const e = expected[i] as WindowOutcome;
+    const g = got[i] as WindowOutcome;
+    const close = e.distanceMetres !== null && g.distanceMetres !== null && Math.abs(g.distanceMetres - e.distanceMetres) <= Math.max(e.distanceMetres, 1e-9) * 1e-12;
+    assert.deepStrictEqual(close ? { ...g, distanceMetres: e.distanceMetres } : g, e, `${what}: ping ${i}`);
+  }
+}
+
+/** Longer than any stream spans: neither store expires a record on its own clock. */
+const KEPT_SECONDS = 90 * 86_400;
+
+/**
+ * The stream cut into calls of 1 to 60 pings, each ping arriving when its
+ * call's first one did (a call reads the host's clock once): what both
+ * stores are fed.
+ */
+function inCalls(stream: Stream, seed: number): { calls: Ping[][]; stream: Stream } {
+  const random = lcg(seed ^ 0x5bd1e995);
+  const calls: Ping[][] = [];
+  const arrivals: number[] = [];
+  for (let i = 0; i < stream.pings.length; ) {
+    const size = random() < 0.3 ? 1 : 1 + Math.floor(random() * 60);
+    const call = stream.pings.slice(i, i + size);
+    const now = stream.arrivals[i] as number;
+    for (let k = 0; k < call.length; k++) arrivals.push(now);
+    calls.push(call);
+    i += call.length;
+  }
+  return { calls, stream: { pings: stream.pings, arrivals } };
+}
+
+for (const cluster of [false, true]) {
+  const name = cluster ? 'redis, grouped by cluster slot' : 'redis';
+
+  describe(`the ${name} store and the memory store agree, with every guard on (issue 29, property test)`, function () {
+    this.timeout(300_000);
+    useRedis();
+    const clients = scriptedClients();
+    afterEach(() => clients.closeAll());
+    let run = 0;
+
+    /** Each call's pings submitted in one turn, answered by one store reading the call's clock. */
+    async function redisStore(calls: readonly Ping[][], arrivals: readonly number[], settings: MemoryWindowSettings): Promise<WindowOutcome[]> {
+      let now = 0;
+      // A prefix per run: the runs share the database, and each starts from no records.
+      const store = new RedisWindowStore(await clients.open(), settings, storeOptions(`agree:${run++}:`, { cluster }), () => now);
+      const out: WindowOutcome[] = [];
+      let at = 0;
+      for (const call of calls) {
+        now = arrivals[at] as number;
+        out.push(...(await Promise.all(call.map((p) => decide(store, p)))));
+        at += call.length;
+      }
+      return out;
+    }
+
+    it('on generated fleets (position mode, every guard): the same decision for every ping', async function () {
+      const seen = new Set<WindowReason>();
+      let pingsDecided = 0;
+      await fc.assert(
+        fc.asyncProperty(fc.integer({ min: 1, max: 2 ** 31 - 1 }), fc.integer({ min: 1, max: 9 }), positionRule, async (seed, assets, drawn) => {
+          const settings = { ...defined(drawn), ttlSeconds: KEPT_SECONDS, maxAssets: 1_000_000 } as MemoryWindowSettings;
+          const { calls, stream } = inCalls(fleetStream(seed, 700, assets, settings), seed);
+          const memory = memoryStore(stream, settings);
+          assertAgree('the Redis store', memory, await redisStore(calls, stream.arrivals, settings));
+          pingsDecided += stream.pings.length;
+          for (const o of memory) seen.add(o.reason);
+        }),
+        { numRuns: 8 },
+      );
+      assert.ok(pingsDecided >= 5000, `only ${pingsDecided} pings decided`);
+      const missing = REASON_ORDER.position.filter((r) => r !== 'replayed' && !seen.has(r));
+      assert.deepEqual(missing, [], 'reasons the generated fleets never reached');
+    });
+
+    it('on generated readings (value mode): the same decision for every ping, the value\'s change included', async function () {
+      const seen = new Set<WindowReason>();
+      let pingsDecided = 0;
+      await fc.assert(
+        fc.asyncProperty(fc.integer({ min: 1, max: 2 ** 31 - 1 }), fc.integer({ min: 1, max: 6 }), valueRule, async (seed, assets, drawn) => {
+          const settings = { ...drawn, mode: 'value' as const, minMetres: 0, ttlSeconds: KEPT_SECONDS, maxAssets: 1_000_000 } as MemoryWindowSettings;
+          const { calls, stream } = inCalls(readingStream(seed, 500, assets), seed);
+          const memory = memoryStore(stream, settings);
+          assertAgree('the Redis store', memory, await redisStore(calls, stream.arrivals, settings));
+          pingsDecided += stream.pings.length;
+          for (const o of memory) seen.add(o.reason);
+        }),
+        { numRuns: 10 },
+      );
+      assert.ok(pingsDecided >= 5000, `only ${pingsDecided} pings decided`);
+      const missing = REASON_ORDER.value.filter((r) => r !== 'replayed' && !seen.has(r));
+      assert.deepEqual(missing, [], 'reasons the generated readings never reached');
+    });
   });
 }

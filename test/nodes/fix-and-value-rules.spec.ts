@@ -6,17 +6,12 @@
  * included), with the reasons and valueChange in msg.dedup and the errors
  * a Catch node gets.
  *
- * Every case runs on the memory store, and is written to run on the Redis
- * store too. Until lua/sliding-window.lua decides by these rules (the Lua
- * half of issue 29) the Redis cases are listed as pending, not left out:
- * flip REDIS_HAS_GUARDS to true when it does, and they run as they are.
+ * Every case runs on the memory store and on the Redis store (whose
+ * lua/sliding-window.lua decides by the same rules).
  */
 import assert from 'node:assert/strict';
 import { flushRedis, useRedis } from '../support/global-hooks';
 import { collect, dedupFlow, helper, loadDedup, sleep, startServer, stopServer, until, type DedupHarness, type Msg, type StoreKind } from '../support/node-red-helper';
-
-/** Whether the Redis store's script decides by the rules of issue 29: flip to true with the Lua half. */
-const REDIS_HAS_GUARDS = false;
 
 const LAT = 52.5200087;
 const LON = 13.4049547;
@@ -65,23 +60,19 @@ async function decideInOrder(h: DedupHarness, payloads: Record<string, unknown>[
 const reasons = (decided: Array<{ dedup: Record<string, unknown> | undefined; error?: string }>): string[] => decided.map((d) => (d.dedup === undefined ? `catch: ${d.error ?? ''}` : String(d.dedup.reason as string)));
 
 function storeSuite(store: StoreKind): void {
-  const pending = store === 'redis' && !REDIS_HAS_GUARDS;
-  // Listed, not left out: each Redis case shows as pending until the Lua half flips REDIS_HAS_GUARDS.
-  const test = pending ? it.skip : it;
-  const title = `sliding-window dedup, issue 29's rules, ${store} store${pending ? ' (pending: REDIS_HAS_GUARDS is false until lua/sliding-window.lua has the guards)' : ''}`;
-  describe(title, function () {
-    if (store === 'redis' && !pending) useRedis();
+  describe(`sliding-window dedup, issue 29's rules, ${store} store`, function () {
+    if (store === 'redis') useRedis();
     before(startServer);
     after(stopServer);
     beforeEach(async function () {
-      if (store === 'redis' && !pending) await flushRedis();
+      if (store === 'redis') await flushRedis();
     });
     afterEach(async function () {
       await helper.unload();
     });
 
     describe('the no-fix guard', function () {
-      test('on by default: a fix, 0,0, the same fix 20 s later give first, no-fix (suppressed), window (judged against the real baseline)', async function () {
+      it('on by default: a fix, 0,0, the same fix 20 s later give first, no-fix (suppressed), window (judged against the real baseline)', async function () {
         const h = await loadDedup('sliding-window-dedup', store, POSITION);
         const decided = await decideInOrder(h, [fix(0), { assetId: 'veh-1', ts: BASE + 10, lat: 0, lon: 0 }, fix(20)]);
         assert.deepEqual(reasons(decided), ['first', 'no-fix', 'window']);
@@ -94,7 +85,7 @@ function storeSuite(store: StoreKind): void {
         assert.equal(decided[2]?.dedup?.suppressed, 2);
       });
 
-      test('reads the validity property: false, 0 and NMEA\'s "V" are no fix; before the first fix nothing is written', async function () {
+      it('reads the validity property: false, 0 and NMEA\'s "V" are no fix; before the first fix nothing is written', async function () {
         const h = await loadDedup('sliding-window-dedup', store, { ...POSITION, validProperty: 'payload.valid' });
         const decided = await decideInOrder(h, [
           fix(0, 0, { valid: 'V' }),
@@ -107,7 +98,7 @@ function storeSuite(store: StoreKind): void {
         assert.deepEqual([decided[0]?.dedup?.accepted, decided[0]?.dedup?.suppressed], [0, 0], 'no record before the first fix');
       });
 
-      test('turned off (noFix false), a ping at 0,0 is a position as any other', async function () {
+      it('turned off (noFix false), a ping at 0,0 is a position as any other', async function () {
         const h = await loadDedup('sliding-window-dedup', store, { ...POSITION, noFix: false });
         const decided = await decideInOrder(h, [fix(0), { assetId: 'veh-1', ts: BASE + 10, lat: 0, lon: 0 }]);
         assert.deepEqual(reasons(decided), ['first', 'moved']);
@@ -115,7 +106,7 @@ function storeSuite(store: StoreKind): void {
     });
 
     describe('the fix\'s quality', function () {
-      test('suppresses too few satellites or too high an HDOP as poor-fix, never the baseline; an unknown value passes', async function () {
+      it('suppresses too few satellites or too high an HDOP as poor-fix, never the baseline; an unknown value passes', async function () {
         const h = await loadDedup('sliding-window-dedup', store, { ...POSITION, minSatellites: '4', satellitesProperty: 'payload.gps.sats', maxHdop: '2.5', hdopProperty: 'payload.gps.hdop' });
         const decided = await decideInOrder(h, [
           fix(0, 0, { gps: { sats: 3, hdop: 1 } }),
@@ -128,7 +119,7 @@ function storeSuite(store: StoreKind): void {
         assert.equal(decided[4]?.dedup?.distanceMetres !== null && Math.round(Number(decided[4]?.dedup?.distanceMetres)), 300, 'measured from the first good fix');
       });
 
-      test('sends a satellite count or HDOP that is not a number of 0 or more to the Catch node, naming the property', async function () {
+      it('sends a satellite count or HDOP that is not a number of 0 or more to the Catch node, naming the property', async function () {
         const h = await loadDedup('sliding-window-dedup', store, { ...POSITION, minSatellites: '4', maxHdop: '2.5' });
         const decided = await decideInOrder(h, [fix(0, 0, { satellites: 'many' }), fix(1, 0, { hdop: -1 }), fix(2, 0, { satellites: 5, hdop: null })]);
         assert.deepEqual(reasons(decided), [
@@ -142,7 +133,7 @@ function storeSuite(store: StoreKind): void {
     describe('the jump guard', function () {
       const JUMPS = { ...POSITION, maxSpeedKmh: '150' };
 
-      test('the Traccar lock-out case: silent 2 hours, back 50 km away at Max speed 150 km/h: relocated, and what follows is decided from there', async function () {
+      it('the Traccar lock-out case: silent 2 hours, back 50 km away at Max speed 150 km/h: relocated, and what follows is decided from there', async function () {
         const h = await loadDedup('sliding-window-dedup', store, JUMPS);
         const back = 2 * 3600;
         const decided = await decideInOrder(h, [fix(0), fix(back, 50_000), fix(back + 10, 50_005), fix(back + 20, 50_100)]);
@@ -152,7 +143,7 @@ function storeSuite(store: StoreKind): void {
         assert.equal(decided[2]?.dedup?.dtSeconds, 10);
       });
 
-      test('suppresses a jump (never the baseline) and relocates after three that agree with each other', async function () {
+      it('suppresses a jump (never the baseline) and relocates after three that agree with each other', async function () {
         const h = await loadDedup('sliding-window-dedup', store, JUMPS);
         const decided = await decideInOrder(h, [fix(0), fix(10, 5000), fix(20, 5100), fix(30, 10), fix(40, 5300), fix(50, 5400), fix(60, 5500), fix(70, 5505)]);
         // A ping near the baseline is no jump and starts the count over; the third agreeing jump moves the asset.
@@ -161,7 +152,7 @@ function storeSuite(store: StoreKind): void {
         assert.equal(Math.round(Number(decided[1]?.dedup?.distanceMetres)), 5000);
       });
 
-      test('never judges a late ping by speed, and relocates after Relocate after seconds', async function () {
+      it('never judges a late ping by speed, and relocates after Relocate after seconds', async function () {
         const h = await loadDedup('sliding-window-dedup', store, { ...JUMPS, relocateAfterSeconds: '300' });
         const decided = await decideInOrder(h, [fix(100), fix(50, 90_000), fix(401, 20_000)]);
         assert.deepEqual(reasons(decided), ['first', 'late', 'relocated']);
@@ -169,17 +160,17 @@ function storeSuite(store: StoreKind): void {
     });
 
     describe('value mode', function () {
-      test('the deadband: 40, 41, 42, 46, 46 every 15 min, deadband 5, Heartbeat 6 h: admitted, suppressed, suppressed, admitted (changed, 6 from 40), suppressed', async function () {
+      it('the deadband: 40, 41, 42, 46, 46 every 15 min, deadband 5, Heartbeat 6 h: admitted, suppressed, suppressed, admitted (changed, 6 from 40), suppressed', async function () {
         const h = await loadDedup('sliding-window-dedup', store, BINS);
         const decided = await decideInOrder(h, [40, 41, 42, 46, 46].map((fill, i) => reading(i * 15, fill)));
         assert.deepEqual(decided.map((d) => d.output), [1, 2, 2, 1, 2]);
         assert.deepEqual(reasons(decided), ['first', 'unchanged', 'unchanged', 'changed', 'unchanged']);
-        if (store === 'memory' || REDIS_HAS_GUARDS) assert.deepEqual(decided.map((d) => d.dedup?.valueChange), [null, 1, 2, 6, 0]);
+        assert.deepEqual(decided.map((d) => d.dedup?.valueChange), [null, 1, 2, 6, 0]);
         assert.deepEqual(decided.map((d) => d.dedup?.distanceMetres), [null, null, null, null, null], 'no distance in value mode');
         assert.equal(decided[3]?.dedup?.assetId, 'bin-A17');
       });
 
-      test('the same level for 6 h 15 min is admitted once more, at 6 h (elapsed)', async function () {
+      it('the same level for 6 h 15 min is admitted once more, at 6 h (elapsed)', async function () {
         const h = await loadDedup('sliding-window-dedup', store, BINS);
         const minutes = Array.from({ length: 26 }, (_, i) => i * 15);
         const decided = await decideInOrder(h, minutes.map((m) => reading(m, 62.5)));
@@ -188,13 +179,13 @@ function storeSuite(store: StoreKind): void {
         assert.ok(decided.every((d) => d.output === 1 || d.dedup?.reason === 'unchanged'));
       });
 
-      test('a percent deadband: a change of at least 10 % of the last admitted value', async function () {
+      it('a percent deadband: a change of at least 10 % of the last admitted value', async function () {
         const h = await loadDedup('sliding-window-dedup', store, { ...BINS, deadband: '10', deadbandUnit: 'percent' });
         const decided = await decideInOrder(h, [50, 54, 55, 60, 66].map((fill, i) => reading(i * 15, fill)));
         assert.deepEqual(reasons(decided), ['first', 'unchanged', 'changed', 'unchanged', 'changed']);
       });
 
-      test('keys by msg.topic: two bins on one topic each, interleaved, each against its own last reading', async function () {
+      it('keys by msg.topic: two bins on one topic each, interleaved, each against its own last reading', async function () {
         const h = await loadDedup('sliding-window-dedup', store, { ...BINS, assetIdProperty: 'topic' });
         const sends = [
           ['bins/A17', 40],
@@ -212,7 +203,7 @@ function storeSuite(store: StoreKind): void {
         assert.deepEqual(decided.map((d) => d.dedup?.assetId), ['bins/A17', 'bins/B04', 'bins/A17', 'bins/B04', 'bins/A17']);
       });
 
-      test('sends a reading that is not a number to the Catch node with the path and the value; reads no position', async function () {
+      it('sends a reading that is not a number to the Catch node with the path and the value; reads no position', async function () {
         const h = await loadDedup('sliding-window-dedup', store, BINS);
         const decided = await decideInOrder(h, [reading(0, 'full'), reading(15, null), { bin: 'bin-A17', ts: BASE + 1800, fill_pct: '71.5', lat: 'none' }]);
         assert.deepEqual(reasons(decided), ['catch: Error: msg.payload.fill_pct = "full": is not a number', 'catch: Error: msg.payload.fill_pct = null: must be a number, not null', 'first']);

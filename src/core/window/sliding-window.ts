@@ -161,13 +161,8 @@ export interface WindowVerdict {
   distanceMetres: number | null;
   /** The shortest angle between the two headings, in degrees; null unless both exist and were compared. */
   headingChange: number | null;
-  /**
-   * Value mode: the value minus the baseline's value; null when not measured
-   * (as distanceMetres), and in position mode. Optional only because the
-   * Redis store does not report it yet (its script's reply has no slot for
-   * it until the Lua half of issue 29): decideWindow always sets it.
-   */
-  valueChange?: number | null;
+  /** Value mode: the value minus the baseline's value; null when not measured (as distanceMetres), and in position mode. */
+  valueChange: number | null;
 }
 
 /*

@@ -24,7 +24,7 @@ function ping(assetId: string, i: number): Ping {
 }
 
 function outcome(admit: boolean, accepted: number, suppressed: number): WindowOutcome {
-  return { admit, reason: admit ? 'elapsed' : 'window', dtSeconds: 1, distanceMetres: 0, headingChange: null, accepted, suppressed };
+  return { admit, reason: admit ? 'elapsed' : 'window', dtSeconds: 1, distanceMetres: 0, headingChange: null, valueChange: null, accepted, suppressed };
 }
 
 function windowSubject(id: string, sampleSize: number): WindowSubject {
