@@ -374,9 +374,10 @@ for i = 1, n_ops do
               reason = RELOCATED
             else
               reason, clear = JUMP, false
-              -- Stored when its count or time differs, as the memory store does.
-              if (count ~= c_count or t ~= c_t) and not s.echo then
-                s.c_t, s.c_lat_q, s.c_lon_q, s.c_count, s.c_call = t, floor(lat * DEGREE_STEPS + 0.5), floor(lon * DEGREE_STEPS + 0.5), count, call
+              -- Stored when its count, time or position differs, as the memory store does.
+              local q_lat, q_lon = floor(lat * DEGREE_STEPS + 0.5), floor(lon * DEGREE_STEPS + 0.5)
+              if (count ~= c_count or t ~= c_t or q_lat ~= s.c_lat_q or q_lon ~= s.c_lon_q) and not s.echo then
+                s.c_t, s.c_lat_q, s.c_lon_q, s.c_count, s.c_call = t, q_lat, q_lon, count, call
                 moved_c = true
               end
             end

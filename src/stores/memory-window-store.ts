@@ -138,7 +138,7 @@ export class MemoryWindowStore implements WindowStore {
     }
     const guarded = this.jumpGuard;
     const countBefore = guarded ? this.candidates.read(slot, candidate) : 0;
-    const tBefore = candidate.t;
+    const { t: tBefore, lat: latBefore, lon: lonBefore } = candidate;
     const verdict = decideWindow(this.baselines.read(slot, this.baseline), ping, this.settings, now, guarded ? candidate : undefined);
     const accepted = this.accepted[slot] as number;
     const suppressed = this.suppressed[slot] as number;
@@ -149,7 +149,8 @@ export class MemoryWindowStore implements WindowStore {
       return withCounts(verdict, accepted + 1, suppressed);
     }
     this.suppressed[slot] = suppressed + 1;
-    if (guarded && (candidate.count !== countBefore || candidate.t !== tBefore)) {
+    // A jump dated as the candidate but elsewhere moves it with its count unchanged: the position is compared too.
+    if (guarded && (candidate.count !== countBefore || candidate.t !== tBefore || candidate.lat !== latBefore || candidate.lon !== lonBefore)) {
       this.candidates.write(slot, candidate);
       this.onChange?.(ping.assetId);
     }

@@ -581,6 +581,20 @@ export function windowStoreContract(subject: WindowStoreSubject): void {
           assert.deepEqual(answers, ['first', 'jump', 'jump', 'no-fix', 'late', 'jump', 'window', 'jump', 'jump', 'relocated']);
         });
 
+        it('moves the candidate to a jump dated as the candidate but elsewhere (as the rule does), so what follows counts from there', async () => {
+          const { store } = await storeWith(JUMP);
+          const pings = [
+            at('j-e', 0, 0),
+            at('j-e', 10, 5000), // a jump: the candidate
+            at('j-e', 10, 20_000), // dated the same, 15 km further: not newer, so a count of its own, and the candidate
+            at('j-e', 20, 20_100), // agrees with the second (the first is 15 km behind in 10 s): 2
+            at('j-e', 30, 20_200), // 3: relocated
+          ];
+          const answers = [];
+          for (const p of pings) answers.push((await decide(store, p)).reason);
+          assert.deepEqual(answers, ['first', 'jump', 'jump', 'jump', 'relocated']);
+        });
+
         it('keeps the candidate through pings of one asset submitted in the same turn', async () => {
           const { store } = await storeWith(JUMP);
           await decide(store, at('j-b', 0, 0));
