@@ -443,6 +443,7 @@ describe('the pack in the Node-RED editor (Chromium)', function () {
     await editor.expectInvalid('#node-input-relocateAfterPings', true);
     await editor.setField('#node-input-relocateAfterPings', '3');
     await editor.expectInvalid('#node-input-relocateAfterPings', false);
+    await editor.screenshotDialog('sliding-window-dedup-guards');
 
     // Value mode: the position fields, the fix's quality and the jump guard hide; a field only position mode
     // reads is not judged (the runtime does not read it), and is again once position mode is back.
@@ -489,9 +490,11 @@ describe('the pack in the Node-RED editor (Chromium)', function () {
     const saved = flows.find((n) => n.id === id);
     const expected = {
       mode: 'value', minSeconds: '30', deadband: '5', deadbandUnit: 'percent', valueProperty: 'uplink_message.decoded_payload.fill_pct',
-      noFix: true, minSatellites: '4', maxHdop: '2', maxSpeedKmh: '150', relocateAfterSeconds: '', relocateAfterPings: '3', version: 3,
+      noFix: true, minSatellites: '4', maxHdop: '2', maxSpeedKmh: '150', relocateAfterSeconds: '', version: 3,
     };
     for (const [key, want] of Object.entries(expected)) assert.deepEqual(saved?.[key], want, `sliding-window-dedup.${key}`);
+    // A new node keeps its default as the runtime exports it (a number); a field typed over is saved as text.
+    assert.equal(String(saved?.relocateAfterPings), '3');
   });
 
   it('dedup-confirm: drag in, choose release, see it in the label, deploy', async function () {
