@@ -116,11 +116,15 @@
             var value = values[name];
             if (node[name] !== undefined && node[name] !== null) { return; }
             if (value === null || typeof value === "object") { return; }
-            var field = $((configNode ? "#node-config-input-" : "#node-input-") + name);
-            if (!field.length) { return; }
-            if (field.attr("type") === "checkbox") { field.prop("checked", value === true); }
-            else { field.val(String(value)); }
+            showInField($((configNode ? "#node-config-input-" : "#node-input-") + name), value);
         });
+    }
+
+    /** Puts a default into a dialog field: a checkbox ticked or not, any other field its text; no field, nothing. */
+    function showInField(field, value) {
+        if (!field.length) { return; }
+        if (field.attr("type") === "checkbox") { field.prop("checked", value === true); }
+        else { field.val(String(value)); }
     }
 
     /**
@@ -135,12 +139,9 @@
     function showBlanksAsDefaults(node, names) {
         var values = runtimeDefaults(node.type);
         names.forEach(function (name) {
-            var field = $("#node-input-" + name);
-            if (!field.length || values[name] === undefined) { return; }
             // A value the field cannot show (a select's unknown word) is left for its validator to mark.
-            if (!isBlank(node[name])) { return; }
-            if (field.attr("type") === "checkbox") { field.prop("checked", values[name] === true); }
-            else { field.val(String(values[name])); }
+            if (values[name] === undefined || !isBlank(node[name])) { return; }
+            showInField($("#node-input-" + name), values[name]);
         });
     }
 
