@@ -12,7 +12,7 @@
  */
 import type { ConfirmTelemetry } from '../telemetry/confirm-telemetry';
 import type { SensorTelemetry } from '../telemetry/sensor-telemetry';
-import type { WindowTelemetry } from '../telemetry/window-telemetry';
+import { UNUSABLE_REASONS, type WindowTelemetry } from '../telemetry/window-telemetry';
 import type { StatusCounts, Translate } from './status-board';
 
 export function countsLine(t: Translate, counts: Readonly<Record<string, number>>, template = 'status.tally'): string {
@@ -40,9 +40,9 @@ export function windowStatus(record: WindowTelemetry): StatusCounts {
     line: (t) => {
       const now = record.counts();
       const suppressed = now.suppressed - since.suppressed;
-      const because = (['noFix', 'poorFix', 'jump'] as const).flatMap((name) => {
-        const count = now[name] - since[name];
-        return count > 0 ? [t(`status.count.${name}`, { count })] : [];
+      const because = UNUSABLE_REASONS.flatMap((reason, i) => {
+        const count = (now.unusable[i] ?? 0) - (since.unusable[i] ?? 0);
+        return count > 0 ? [t(`status.count.${reason}`, { count })] : [];
       });
       const worded = {
         admitted: t('status.count.admitted', { count: now.admitted - since.admitted }),

@@ -103,8 +103,7 @@ export class WindowTelemetry extends DecidingRecord<WindowSubject> {
 
   /** The counts the status line shows, as they are now. */
   counts(): WindowCounts {
-    const [noFix = 0, poorFix = 0, jump = 0] = this.unusable;
-    return { admitted: this.admitted, suppressed: this.suppressed, rejected: this.rejected, storeErrors: this.storeErrors, noFix, poorFix, jump };
+    return { admitted: this.admitted, suppressed: this.suppressed, rejected: this.rejected, storeErrors: this.storeErrors, unusable: Array.from(this.unusable) };
   }
 }
 
@@ -113,10 +112,8 @@ export interface WindowCounts {
   suppressed: number;
   rejected: number;
   storeErrors: number;
-  /** Of the suppressed: no fix, a poor fix, a jump (UNUSABLE_REASONS). */
-  noFix: number;
-  poorFix: number;
-  jump: number;
+  /** Of the suppressed, those of each of UNUSABLE_REASONS, in its order. */
+  unusable: readonly number[];
 }
 
 function capacityOf(subject: WindowSubject): number {
