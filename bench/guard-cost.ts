@@ -17,8 +17,8 @@
  *   costs several times a memory decision, so this is the stricter figure:
  *   the rules' own cost, undiluted. Here one ping in 100 has no fix (0,0)
  *   and one in 100 leaps 50 km, so the guards' own reasons are taken too;
- *   the rest are the bench's usual fleet, half parked, half driving, 10 s
- *   apart. The pings carry every field the guards read in both runs, so
+ *   the rest are the node trials' pings (bench/data.ts: half parked, half
+ *   driving, 10 s apart, one fix in 50 too poor). The pings carry every field the guards read in both runs, so
  *   the difference is the reading and judging of them, and the candidate
  *   the jump guard keeps. Its Redis side fires every ping of a run at once
  *   through one store and waits for every answer; the server CPU per
@@ -38,6 +38,7 @@ import { MemoryWindowStore, type MemoryWindowSettings } from '../src/stores/memo
 import { RedisWindowStore } from '../src/stores/redis-window-store';
 import type { Replies, WindowOutcome } from '../src/stores/types';
 import { runChild } from './children';
+import { pingMessage, PING_EPOCH_MS } from './data';
 import type { LineId } from './flows';
 import { startOwnRedis } from './redis';
 import { answerParent, drive, gc, redisCpuSeconds } from './runtime';
@@ -81,8 +82,6 @@ export interface GuardCostResult {
 
 const ROUNDS = 7;
 const ASSETS = 1_000;
-const STEP_MS = 10_000;
-const EPOCH_MS = Date.UTC(2026, 5, 1);
 
 const OFF: MemoryWindowSettings = { minSeconds: 60, minMetres: 25, ttlSeconds: 21_600, maxAssets: 100_000, noFix: false };
 const ON: MemoryWindowSettings = {
@@ -96,30 +95,21 @@ const ON: MemoryWindowSettings = {
 const READ_OFF: PingReadRule = { mode: 'position', noFix: false };
 const READ_ON: PingReadRule = { mode: 'position', noFix: true, minSatellites: 4, maxHdop: 2 };
 
-/** Ping i of the fleet, as the fields a node would have found in its message. */
+/** Ping i of the bench's fleet (bench/data.ts), as the fields a node would have found in its message, with the bad fixes and leaps above. */
 function rawPing(i: number): RawPing {
-  const a = i % ASSETS;
-  const k = Math.floor(i / ASSETS);
-  const moving = a % 2 === 1;
-  let lat = 40 + (a % 97) * 0.1 + (moving ? k * 0.0012 : ((k * 7919) % 17) * 0.000001);
-  let lon = -3 + (a % 89) * 0.1;
-  // By asset and step, so that each asset has its fixes and its leaps now and then, not always.
-  const odd = (a + k) % 100;
-  if (odd === 37) {
-    lat = 0;
-    lon = 0;
-  } else if (odd === 71) {
-    lat += 0.45;
-  }
+  const { payload } = pingMessage(i, ASSETS, 'van-');
+  // By asset and step, so that each asset has its bad fixes and its leaps now and then, not always.
+  const odd = ((i % ASSETS) + Math.floor(i / ASSETS)) % 100;
+  const noFix = odd === 37;
   return {
-    assetId: `van-${a}`,
-    time: EPOCH_MS + k * STEP_MS + (a % 7) * 13,
-    lat,
-    lon,
-    accuracy: 5,
-    valid: odd === 37 ? 'V' : 'A',
-    satellites: 9,
-    hdop: 1.1,
+    assetId: payload.assetId,
+    time: payload.ts,
+    lat: noFix ? 0 : odd === 71 ? payload.lat + 0.45 : payload.lat,
+    lon: noFix ? 0 : payload.lon,
+    accuracy: payload.accuracy,
+    valid: noFix ? 'V' : payload.valid,
+    satellites: payload.sats,
+    hdop: payload.hdop,
   };
 }
 
@@ -137,7 +127,7 @@ function read(raw: RawPing, rule: PingReadRule): Ping {
 
 /** µs per ping of reading and deciding every ping on a fresh memory store; counts the reasons into `reasons` when given. */
 function timeMemory(raws: readonly RawPing[], settings: MemoryWindowSettings, readRule: PingReadRule, reasons?: Record<string, number>): number {
-  const store = new MemoryWindowStore(settings, () => EPOCH_MS);
+  const store = new MemoryWindowStore(settings, () => PING_EPOCH_MS);
   const replies: Replies<WindowOutcome, undefined> = {
     value: reasons === undefined ? () => undefined : (outcome) => void (reasons[outcome.reason] = (reasons[outcome.reason] ?? 0) + 1),
     error: (error) => {
@@ -165,7 +155,7 @@ function measureMemory(raws: readonly RawPing[], reasons: Record<string, number>
 
 /** Seconds and server CPU seconds of reading and deciding every ping on a fresh Redis store. */
 async function timeRedis(client: Redis, admin: Redis, raws: readonly RawPing[], settings: MemoryWindowSettings, readRule: PingReadRule, prefix: string): Promise<{ seconds: number; cpu: number }> {
-  const store = new RedisWindowStore(client, settings, { keyPrefix: prefix, cluster: false, timeoutMs: 30_000 }, () => EPOCH_MS);
+  const store = new RedisWindowStore(client, settings, { keyPrefix: prefix, cluster: false, timeoutMs: 30_000 }, () => PING_EPOCH_MS);
   const cpuBefore = await redisCpuSeconds(admin);
   const start = process.hrtime.bigint();
   await drive(raws, 20_000, (raw, replies) => store.decide(read(raw, readRule), replies, undefined));
