@@ -20,6 +20,8 @@ export type LineId =
   | 'sw-memory'
   | 'sw-redis'
   | 'sw-redis-fleet'
+  | 'sw-memory-guards'
+  | 'sw-redis-guards'
   | 'naive'
   | 'sr-memory'
   | 'sr-redis'
@@ -49,17 +51,33 @@ const TAB_ID = 'bench-tab';
 export const SENSOR_LINES: readonly LineId[] = ['sr-memory', 'sr-redis', 'sr-memory-confirm', 'sr-redis-confirm', 'sr-nested'];
 
 export function usesRedis(line: LineId): boolean {
-  return line === 'sw-redis' || line === 'sw-redis-fleet' || line === 'sr-redis' || line === 'sr-redis-confirm' || line === 'naive';
+  return line === 'sw-redis' || line === 'sw-redis-fleet' || line === 'sw-redis-guards' || line === 'sr-redis' || line === 'sr-redis-confirm' || line === 'naive';
 }
 
 /**
- * Every fleet rule on (issue 11): the clock guard (on by default too), the
- * fixes' accuracy, a turn of 30 degrees, and two event fields; the pings of
- * bench/data.ts fleetPingMessage carry what they read.
+ * The fix-quality rules of issue 29, every one on: no-fix, satellites, HDOP,
+ * accuracy and the jump guard, reading the fields bench/data.ts puts in
+ * every ping.
+ */
+export const FIX_RULES = {
+  noFix: true,
+  validProperty: 'payload.valid',
+  satellitesProperty: 'payload.sats',
+  minSatellites: 4,
+  hdopProperty: 'payload.hdop',
+  maxHdop: 2,
+  accuracyProperty: 'payload.accuracy',
+  maxSpeedKmh: 150,
+} as const;
+
+/**
+ * Every fleet rule on: issue 29's fix-quality rules, and issue 11's clock
+ * guard (on by default too), a turn of 30 degrees and two event fields; the
+ * pings of bench/data.ts fleetPingMessage carry what they read.
  */
 export const FLEET_RULES = {
+  ...FIX_RULES,
   maxAheadSeconds: 300,
-  accuracyProperty: 'payload.accuracy',
   minHeadingDegrees: 30,
   headingProperty: 'payload.heading',
   eventFields: 'payload.ignition, payload.alarm',
@@ -141,9 +159,13 @@ function underTest(line: LineId, redis: RedisTarget, options: FlowOptions): Flow
     timeProperty: 'payload.ts',
     latProperty: 'payload.lat',
     lonProperty: 'payload.lon',
+    // Off, as every fleet rule is, so that these lines measure what they did before the rules existed.
+    noFix: false,
     onStoreError: 'admit',
     wires: wires2,
   };
+  // Every fleet rule of issue 29 on, reading the fields bench/data.ts puts in every ping (bench/guard-cost.ts compares the two).
+  const guarded = { ...window, ...FIX_RULES };
   const sensor = {
     id: UNDER_TEST_ID,
     type: 'sensor-reconnect-dedup',
@@ -202,6 +224,10 @@ function underTest(line: LineId, redis: RedisTarget, options: FlowOptions): Flow
       return [{ ...window, store: 'redis', redis: REDIS_ID }, redisConn];
     case 'sw-redis-fleet':
       return [{ ...window, ...FLEET_RULES, store: 'redis', redis: REDIS_ID }, redisConn];
+    case 'sw-memory-guards':
+      return [{ ...guarded, store: 'memory' }];
+    case 'sw-redis-guards':
+      return [{ ...guarded, store: 'redis', redis: REDIS_ID }, redisConn];
     case 'naive':
       return [{ id: UNDER_TEST_ID, type: 'function', z: TAB_ID, func: NAIVE, outputs: 2, wires: wires2 }];
     case 'sr-memory':

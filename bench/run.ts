@@ -46,9 +46,10 @@ import type { LineId, RedisTarget } from './flows';
 import { runHorizontal } from './horizontal';
 import { readPreviousFigures, writeFigures } from './issue20';
 import { redisBytesPerEntry } from './memory';
+import type { GuardCostJob, GuardCostResult } from './guard-cost';
 import type { MetricsCostJob, MetricsCostResult } from './metrics-cost';
 import type { PacedJob, PacedLine, PacedPhase, PacedResult, PhaseSpec } from './paced';
-import { planFrom, type Plan, type RedisCostLine, type Section, type ServerRun } from './plan';
+import { planFrom, SECTIONS, type Plan, type RedisCostLine, type Section, type ServerRun } from './plan';
 import { summarizeProfile } from './profile';
 import { startOwnRedis } from './redis';
 import { renderReport } from './report';
@@ -56,7 +57,7 @@ import { ROOT } from './runtime';
 import type { SavingJob, SavingResult } from './saving';
 import type { ScriptCostJob, ScriptCostResult } from './script-cost';
 import { renderPerformanceDoc } from './performance-doc';
-import { thousands } from './stats';
+import { median, thousands } from './stats';
 import { tuneBenchTable, type TuneBenchResult } from './tune';
 import type { TrialJob, TrialResult } from './worker';
 
@@ -174,6 +175,16 @@ const RUNNERS: Record<Section, (b: Bench) => Promise<void>> = {
       const job: MetricsCostJob = { messages: plan.metricsMessages };
       data.metrics = await runChild<MetricsCostResult>('metrics-cost.ts', job);
       for (const r of data.metrics.rows) log(`  metrics ${r.report.padEnd(38)} adds ${(r.with - r.without).toFixed(4)} µs/msg`);
+    });
+  },
+
+  async guards({ plan, data, part }) {
+    await part('guards', async () => {
+      const job: GuardCostJob = { pings: plan.guards.pings, redis: true, node: plan.guards.node };
+      data.guards = await runChild<GuardCostResult>('guard-cost.ts', job);
+      const pct = (on: number[], off: number[]): string => `${((median(on) / median(off)) * 100).toFixed(1)} %`;
+      const node = data.guards.node;
+      if (node) log(`  guards on/off, the node: memory ${pct(node.memory.on, node.memory.off)}${node.redis ? `, Redis ${pct(node.redis.on, node.redis.off)}` : ''}`);
     });
   },
 
@@ -354,20 +365,26 @@ function loadRun(file: string): RunData {
 }
 
 /** bench/results.md, bench/figures.json and docs/performance.md from a run's data. */
-function writeReports(data: RunData): void {
+/** The reports of a run; the guide (docs/performance.md) only from a run of every part, as it quotes them all. */
+function writeReports(data: RunData, everyPart: boolean): void {
   const report = renderReport(data);
   process.stdout.write(`${report}\n`);
   writeFileSync(join(__dirname, 'results.md'), `${report}\n`);
   writeFigures(data, data.previousFigures);
-  mkdirSync(join(ROOT, 'docs'), { recursive: true });
-  writeFileSync(join(ROOT, 'docs', 'performance.md'), `${renderPerformanceDoc(data)}\n`);
+  if (everyPart) {
+    mkdirSync(join(ROOT, 'docs'), { recursive: true });
+    writeFileSync(join(ROOT, 'docs', 'performance.md'), `${renderPerformanceDoc(data)}\n`);
+    log('bench: written to bench/results.md, bench/figures.json and docs/performance.md');
+  } else {
+    log('bench: written to bench/results.md and bench/figures.json; docs/performance.md is written by a run of every part only');
+  }
 }
 
 async function main(): Promise<void> {
   const rendering = process.env.BENCH_RENDER;
   if (rendering !== undefined && rendering !== '') {
     // The reports again from a run's data (the last run's: LAST_RUN), for working on them.
-    writeReports(loadRun(rendering));
+    writeReports(loadRun(rendering), process.env.BENCH_ONLY === undefined);
     log(`bench: written from ${rendering}`);
     return;
   }
@@ -410,6 +427,7 @@ async function main(): Promise<void> {
     script: undefined,
     profile: [],
     metrics: undefined,
+    guards: undefined,
     previousFigures: readPreviousFigures(),
     failures: [],
   };
@@ -438,8 +456,8 @@ async function main(): Promise<void> {
   data.loadAfter = fmtLoad();
   data.seconds = (Date.now() - started) / 1000;
   saveRun(data);
-  writeReports(data);
-  log(`bench: written to bench/results.md, bench/figures.json and docs/performance.md (the data kept in ${LAST_RUN}: BENCH_RENDER=<that file> writes them again)`);
+  writeReports(data, plan.sections.length === SECTIONS.length);
+  log(`bench: the data kept in ${LAST_RUN} (BENCH_RENDER=<that file> writes the reports again)`);
 }
 
 main().catch((error: unknown) => {

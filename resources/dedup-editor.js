@@ -31,10 +31,11 @@
         return Number(value);
     }
 
-    /** The value of a field while the dialog is open, else the node's saved property. */
+    /** The value of a field while the dialog is open (a checkbox's state), else the node's saved property. */
     function current(node, property, configNode) {
         var field = $((configNode ? "#node-config-input-" : "#node-input-") + property);
-        return field.length ? field.val() : node[property];
+        if (!field.length) { return node[property]; }
+        return field.attr("type") === "checkbox" ? field.prop("checked") : field.val();
     }
 
     function isBlank(value) {
@@ -115,10 +116,46 @@
             var value = values[name];
             if (node[name] !== undefined && node[name] !== null) { return; }
             if (value === null || typeof value === "object") { return; }
-            var field = $((configNode ? "#node-config-input-" : "#node-input-") + name);
-            if (!field.length) { return; }
-            if (field.attr("type") === "checkbox") { field.prop("checked", value === true); }
-            else { field.val(String(value)); }
+            showInField($((configNode ? "#node-config-input-" : "#node-input-") + name), value);
+        });
+    }
+
+    /** Puts a default into a dialog field: a checkbox ticked or not, any other field its text; no field, nothing. */
+    function showInField(field, value) {
+        if (!field.length) { return; }
+        if (field.attr("type") === "checkbox") { field.prop("checked", value === true); }
+        else { field.val(String(value)); }
+    }
+
+    /**
+     * Call in oneditprepare, before typedInputs are built: shows the default
+     * in each field of `names` that is blank (a checkbox: whose option is
+     * absent), whatever the node's version, for options the runtime reads
+     * the same blank or as their default (a path that falls back to its
+     * default, a count that does; an option a newer version added, absent
+     * from a node saved before it, whose migration gives the default).
+     * Done then saves what the runtime would have read anyway.
+     */
+    function showBlanksAsDefaults(node, names) {
+        var values = runtimeDefaults(node.type);
+        names.forEach(function (name) {
+            // A value the field cannot show (a select's unknown word) is left for its validator to mark.
+            if (values[name] === undefined || !isBlank(node[name])) { return; }
+            showInField($("#node-input-" + name), values[name]);
+        });
+    }
+
+    /**
+     * Whether any of the options `names` is set away from its default: a
+     * folded section holding one opens, so that nothing set is hidden. A
+     * blank or absent option counts as its default.
+     */
+    function setAwayFromDefault(node, names) {
+        var values = runtimeDefaults(node.type);
+        return names.some(function (name) {
+            var value = node[name];
+            if (isBlank(value)) { return false; }
+            return String(value).trim() !== String(values[name]);
         });
     }
 
@@ -268,7 +305,26 @@
 
     /* --------------------------------------------- check.*: with a reason */
 
+    /** An option as a rule reads it: the field while the dialog is open, else the node's; blank or absent: its default. */
+    function optionValue(node, name) {
+        var value = current(node, name);
+        return isBlank(value) ? runtimeDefaults(node.type)[name] : value;
+    }
+
     var check = {
+        /**
+         * `validator`, applied only while `applies(option)` says the runtime
+         * reads the field (e.g. a path only its mode or its rule uses):
+         * `option(name)` is another option's value as the rule reads it.
+         */
+        when: function (applies, validator) {
+            return function (value, _opt) {
+                var node = this;
+                var option = function (name) { return optionValue(node, name); };
+                return applies(option) ? validator.call(node, value, _opt) : true;
+            };
+        },
+
         /** A number > 0 (or ${ENV}); options.whole for whole numbers, options.blankAllowed for an optional field. */
         positive: function (property, options) {
             var whole = !!(options && options.whole);
@@ -582,7 +638,10 @@
         defaultsFor: defaultsFor,
         valueOf: valueOf,
         showDefaults: showDefaults,
+        showBlanksAsDefaults: showBlanksAsDefaults,
+        setAwayFromDefault: setAwayFromDefault,
         stampVersion: stampVersion,
+        isBlank: isBlank,
         isEnvReference: isEnvReference,
         measureName: measureName,
         bindStoreSelector: bindStoreSelector,

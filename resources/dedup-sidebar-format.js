@@ -52,7 +52,8 @@
             var error = xhr && xhr.responseJSON && xhr.responseJSON.error;
             if (!error) { return t("errors.request", { detail: (xhr && (xhr.status + " " + xhr.statusText)) || "" }); }
             var substitutions = $.extend({}, error);
-            if (substitutions.list) { substitutions.list = t(substitutions.list === "seconds" ? "whatIf.seconds" : "whatIf.metres"); }
+            var lists = { seconds: "whatIf.seconds", metres: "whatIf.metres", deadbands: "whatIf.deadbands" };
+            if (substitutions.list) { substitutions.list = t(lists[substitutions.list] || "whatIf.metres"); }
             var text = t("errors." + error.code, substitutions);
             return text === "dedup-sidebar.errors." + error.code ? error.message : text;
         }

@@ -190,6 +190,7 @@
                 // Entries first drawn from a comms push that came before this answer got blank fields.
                 nodes.find(".dedup-sb-seconds").filter(function () { return this.value === ""; }).val(tab.grid.seconds);
                 nodes.find(".dedup-sb-metres").filter(function () { return this.value === ""; }).val(tab.grid.metres);
+                nodes.find(".dedup-sb-deadbands").filter(function () { return this.value === ""; }).val(tab.grid.deadbands || "");
             });
         }
 

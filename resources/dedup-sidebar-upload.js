@@ -2,8 +2,9 @@
  * The what-if over an uploaded file, in the dedup sidebar (a part of the
  * tab, see dedup-sidebar.js; the what-if itself is
  * dedup-sidebar-what-if.js): once a file is chosen, which of its columns
- * hold the asset, the time, the position (and the heading and accuracy when
- * the node uses them), each preselected as the node reads its messages,
+ * hold the asset, the time, the position (and the heading, accuracy,
+ * validity, satellites and HDOP when the node uses them), or in value mode
+ * the reading, each preselected as the node reads its messages,
  * and the zone of times written without one. The file is read here for
  * its header only; the runtime reads the rest.
  */
@@ -12,13 +13,18 @@
     var sidebar = window.TelemetryDedupSidebar = window.TelemetryDedupSidebar || { parts: {} };
 
     /** The columns a file's rows are read by (the runtime's query parameters), and the node property that gives each its default. */
+    function position(settings) { return settings.mode !== "value"; }
     var COLUMN_ROLES = [
         { param: "asset", property: "assetIdProperty", label: "whatIf.columns.asset" },
         { param: "time", property: "timeProperty", label: "whatIf.columns.time" },
-        { param: "lat", property: "latProperty", label: "whatIf.columns.lat" },
-        { param: "lon", property: "lonProperty", label: "whatIf.columns.lon" },
-        { param: "heading", property: "headingProperty", label: "whatIf.columns.heading", when: function (settings) { return typeof settings.minHeadingDegrees === "number"; } },
-        { param: "accuracy", property: "accuracyProperty", label: "whatIf.columns.accuracy", when: function (settings) { return typeof settings.accuracyProperty === "string" && settings.accuracyProperty !== ""; } }
+        { param: "lat", property: "latProperty", label: "whatIf.columns.lat", when: position },
+        { param: "lon", property: "lonProperty", label: "whatIf.columns.lon", when: position },
+        { param: "value", property: "valueProperty", label: "whatIf.columns.value", when: function (settings) { return settings.mode === "value"; } },
+        { param: "heading", property: "headingProperty", label: "whatIf.columns.heading", when: function (settings) { return position(settings) && typeof settings.minHeadingDegrees === "number"; } },
+        { param: "accuracy", property: "accuracyProperty", label: "whatIf.columns.accuracy", when: function (settings) { return position(settings) && typeof settings.accuracyProperty === "string" && settings.accuracyProperty !== ""; } },
+        { param: "valid", property: "validProperty", label: "whatIf.columns.valid", when: function (settings) { return position(settings) && settings.noFix === true; } },
+        { param: "satellites", property: "satellitesProperty", label: "whatIf.columns.satellites", when: function (settings) { return position(settings) && typeof settings.minSatellites === "number"; } },
+        { param: "hdop", property: "hdopProperty", label: "whatIf.columns.hdop", when: function (settings) { return position(settings) && typeof settings.maxHdop === "number"; } }
     ];
     /** How much of a file is read for its header: the runtime's line limit. */
     var HEADER_BYTES = 64 * 1024;

@@ -1,12 +1,14 @@
 /*
  * A sliding-window node's panel in the dedup sidebar (a part of the tab,
- * see dedup-sidebar.js): the assets that look stuck or silent, and the
+ * see dedup-sidebar.js): its asset lists (dedup-sidebar-assets.js), and the
  * what-if, the node's own decision code run by the runtime over its recent
  * input or an uploaded file (its columns picked in
  * dedup-sidebar-upload.js) for a grid of Heartbeat and Movement values,
- * drawn by dedup-chart.js with the parked jitter under it. Clicking a
- * point, or the suggested Movement, puts it into the node's edit dialog;
- * like any edit, it takes effect on deploy.
+ * drawn by dedup-chart.js with the parked jitter under it. A node in value
+ * mode gets Heartbeat and Deadband values instead, and no jitter (a
+ * reading is not parked). Clicking a point, or the suggested Movement,
+ * puts it into the node's edit dialog; like any edit, it takes effect on
+ * deploy.
  */
 (function () {
     "use strict";
@@ -18,16 +20,24 @@
         var thousands = format.thousands;
         var section = format.section;
 
+        /** A node that decides on a reading's value, not a position. */
+        function valueMode(entry) {
+            return !!(entry.summary.settings && entry.summary.settings.mode === "value");
+        }
+
         function build(body) {
-            section(body, "dedup-sb-stuck", t("stuck.title"), t("stuck.help")).append('<div class="dedup-sb-list"></div>');
-            section(body, "dedup-sb-silent", t("silent.title")).append('<div class="dedup-sb-list"></div>');
+            tab.assets.build(body);
             var whatIf = section(body, "dedup-sb-whatif", t("whatIf.title"), t("whatIf.help"));
+            whatIf.find("h4").addClass("dedup-sb-whatif-title");
             var seconds = $('<div class="form-row"></div>').appendTo(whatIf);
             $("<label></label>").text(t("whatIf.seconds")).appendTo(seconds);
             $('<input type="text" class="dedup-sb-seconds">').val(tab.grid.seconds).appendTo(seconds);
-            var metres = $('<div class="form-row"></div>').appendTo(whatIf);
+            var metres = $('<div class="form-row dedup-sb-position-only"></div>').appendTo(whatIf);
             $("<label></label>").text(t("whatIf.metres")).appendTo(metres);
             $('<input type="text" class="dedup-sb-metres">').val(tab.grid.metres).appendTo(metres);
+            var deadbands = $('<div class="form-row dedup-sb-value-only"></div>').appendTo(whatIf);
+            $("<label></label>").text(t("whatIf.deadbands")).appendTo(deadbands);
+            $('<input type="text" class="dedup-sb-deadbands">').val(tab.grid.deadbands || "").appendTo(deadbands);
             var buttons = $('<div class="dedup-sb-buttons"></div>').appendTo(whatIf);
             $('<button type="button" class="red-ui-button dedup-sb-run-sample"></button>').text(t("whatIf.runSample")).appendTo(buttons);
             $('<button type="button" class="red-ui-button dedup-sb-upload"></button>')
@@ -82,12 +92,19 @@
             });
         }
 
+        /** The what-if's lists as typed: Heartbeat and Movement, or in value mode Heartbeat and Deadband. */
         function lists(entry) {
-            return { seconds: entry.el.find(".dedup-sb-seconds").val(), metres: entry.el.find(".dedup-sb-metres").val() };
+            var seconds = entry.el.find(".dedup-sb-seconds").val();
+            if (valueMode(entry)) { return { seconds: seconds, deadbands: entry.el.find(".dedup-sb-deadbands").val() }; }
+            return { seconds: seconds, metres: entry.el.find(".dedup-sb-metres").val() };
         }
 
-        /** What the runtime's sample holds, beside the button that runs the what-if over it. */
+        /** What the runtime's sample holds, beside the button that runs the what-if over it; the fields of the node's mode. */
         function render(entry) {
+            var value = valueMode(entry);
+            entry.el.find(".dedup-sb-whatif-title").text(t(value ? "whatIf.titleValue" : "whatIf.title"));
+            entry.el.find(".dedup-sb-whatif .dedup-sb-position-only").toggle(!value);
+            entry.el.find(".dedup-sb-whatif .dedup-sb-value-only").toggle(value);
             var sample = entry.summary.sample;
             var note = entry.el.find(".dedup-sb-sample-note");
             if (!sample || sample.capacity === 0) {
@@ -100,22 +117,7 @@
         }
 
         function renderLists(entry, details) {
-            var now = tab.serverTime || Date.now();
-            var ago = format.ago;
-            format.tableOrNone(entry.el.find(".dedup-sb-stuck .dedup-sb-list").empty(), [
-                { label: t("stuck.asset"), value: function (r) { return r.assetId; } },
-                { label: t("stuck.suppressed"), numeric: true, value: function (r) { return thousands(r.suppressed); } },
-                { label: t("stuck.accepted"), numeric: true, value: function (r) { return thousands(r.accepted); } },
-                { label: t("stuck.ratio"), numeric: true, value: function (r) { return String(Math.round(r.ratio * 10) / 10); } }
-            ], details.stuck, t("stuck.none"));
-            var silent = entry.el.find(".dedup-sb-silent .dedup-sb-list").empty();
-            var listed = format.tableOrNone(silent, [
-                { label: t("silent.asset"), value: function (r) { return r.assetId; } },
-                { label: t("silent.lastSeen"), value: function (r) { return ago(r.lastSeen, now); } },
-                { label: t("silent.accepted"), numeric: true, value: function (r) { return thousands(r.accepted); } },
-                { label: t("silent.suppressed"), numeric: true, value: function (r) { return thousands(r.suppressed); } }
-            ], details.silent, t("silent.none"));
-            if (listed) { silent.append($('<div class="dedup-sb-help"></div>').text(t("silent.followed", { count: thousands(details.assets) }))); }
+            tab.assets.render(entry, details);
         }
 
         function setBusy(entry, busy, status) {
@@ -187,37 +189,44 @@
             el.find(".dedup-sb-source").text(source);
             if (response.source === "file" && response.read && response.read.mapping) {
                 var read = response.read;
-                var columns = t("whatIf.readAs", {
-                    asset: read.mapping.assetId, time: read.mapping.time, lat: read.mapping.lat, lon: read.mapping.lon,
+                var columns = t(read.mapping.value !== undefined ? "whatIf.readAsValue" : "whatIf.readAs", {
+                    asset: read.mapping.assetId, time: read.mapping.time, lat: read.mapping.lat, lon: read.mapping.lon, value: read.mapping.value,
                     count: thousands(read.zonelessTimes), zone: read.timeZone
                 });
                 el.find(".dedup-sb-source").append($('<div class="dedup-sb-help dedup-sb-read-as"></div>').text(columns + (read.reordered ? " " + t("whatIf.reordered") : "")));
             }
-            var current = response.current && { minSeconds: Number(response.current.minSeconds), minMetres: Number(response.current.minMetres) };
+            // The chart draws its second axis as metres: in value mode it is given the deadbands (a cell's deadband as its minMetres).
+            var value = result.jitter === null;
+            var percentBand = value && entry.summary.settings.deadbandPercent === true;
+            var current = response.current && { minSeconds: Number(response.current.minSeconds), minMetres: Number(value ? response.current.deadband : response.current.minMetres) };
+            var cells = value ? result.cells.map(function (c) { return $.extend({}, c, { minMetres: c.deadband }); }) : result.cells;
             var chartBox = el.find(".dedup-sb-whatif .dedup-sb-chart");
             chartBox.html(tab.chart.whatIf({
                 seconds: result.spec.seconds,
-                metres: result.spec.metres,
-                cells: result.cells,
+                metres: value ? result.spec.deadbands : result.spec.metres,
+                cells: cells,
                 current: current,
-                suggestedMetres: result.jitter.suggestedMetres
+                suggestedMetres: value ? null : result.jitter.suggestedMetres
             }, {
                 width: format.chartWidth(chartBox, 340), height: 230,
                 texts: {
                     title: t("whatIf.chartTitle"),
                     legend: t("whatIf.legend"),
-                    xAxis: t("whatIf.xAxis"),
+                    xAxis: t(value ? (percentBand ? "whatIf.xAxisDeadbandPercent" : "whatIf.xAxisDeadband") : "whatIf.xAxis"),
                     yAxis: t("whatIf.yAxis"),
                     heartbeat: function (s) { return t("whatIf.heartbeat", { seconds: s }); },
                     current: t("whatIf.current"),
                     suggested: function (m) { return t("whatIf.suggestedMark", { metres: m }); },
                     percent: format.axisPercent,
                     point: function (c) {
-                        return t("whatIf.pointTip", { seconds: c.minSeconds, metres: c.minMetres, percent: format.percent(c.admittedFraction), admitted: thousands(c.admitted), received: thousands(c.received) });
+                        return t(value ? "whatIf.pointTipDeadband" : "whatIf.pointTip", {
+                            seconds: c.minSeconds, metres: c.minMetres, deadband: c.minMetres, unit: percentBand ? "%" : "",
+                            percent: format.percent(c.admittedFraction), admitted: thousands(c.admitted), received: thousands(c.received)
+                        });
                     }
                 }
             }));
-            el.find(".dedup-sb-pick").removeClass("hide");
+            el.find(".dedup-sb-pick").text(t(value ? "whatIf.pickDeadband" : "whatIf.pick")).removeClass("hide");
             var bad = el.find(".dedup-sb-bad").empty();
             if (response.read && response.read.badRows > 0) {
                 bad.append($("<div></div>").text(t("whatIf.badRows", { count: thousands(response.read.badRows), max: 10 })));
@@ -228,7 +237,13 @@
         }
 
         function renderJitter(entry, jitter) {
-            var box = entry.el.find(".dedup-sb-jitter").removeClass("hide");
+            var box = entry.el.find(".dedup-sb-jitter");
+            // Value mode: no position, no parked jitter.
+            if (jitter === null) {
+                box.addClass("hide");
+                return;
+            }
+            box.removeClass("hide");
             if (jitter.p95Metres === null) {
                 box.find(".dedup-sb-jitter-chart").empty();
                 box.find(".dedup-sb-jitter-summary").text(t("jitter.none", { heartbeat: jitter.heartbeatSeconds }));
@@ -256,9 +271,10 @@
         }
 
         /**
-         * Puts a Heartbeat and Movement into the node's edit dialog: the open one
-         * when it is this node's, else a new one. Nothing changes in the runtime
-         * until the user presses Done and deploys.
+         * Puts a Heartbeat and Movement (in value mode a Deadband) into the
+         * node's edit dialog: the open one when it is this node's, else a new
+         * one. Nothing changes in the runtime until the user presses Done and
+         * deploys.
          */
         function applyPoint(id, seconds, metres) {
             var node = RED.nodes.node(id);
@@ -282,7 +298,7 @@
             (function waitForDialog() {
                 var open = typeof RED.editor.getEditStack === "function" ? RED.editor.getEditStack() : [];
                 var editing = open.length && open[open.length - 1].id === id;
-                if (editing && $("#node-input-minSeconds").length && $("#node-input-minMetres").length) {
+                if (editing && $("#node-input-minSeconds").length && $("#node-input-minMetres").length && $("#node-input-deadband").length) {
                     setDialogFields(seconds, metres);
                 } else if (++tries < 100) {
                     setTimeout(waitForDialog, 50);
@@ -292,10 +308,12 @@
             })();
         }
 
-        function setDialogFields(seconds, metres) {
+        /** The dialog's fields, by its own Mode: the second value is the Deadband in value mode. */
+        function setDialogFields(seconds, second) {
+            var value = $("#node-input-mode").val() === "value";
             $("#node-input-minSeconds").val(String(seconds)).trigger("change");
-            $("#node-input-minMetres").val(String(metres)).trigger("change");
-            RED.notify(t("apply.done", { seconds: seconds, metres: metres }), { type: "success", timeout: 4000 });
+            $(value ? "#node-input-deadband" : "#node-input-minMetres").val(String(second)).trigger("change");
+            RED.notify(t(value ? "apply.doneDeadband" : "apply.done", { seconds: seconds, metres: second, deadband: second }), { type: "success", timeout: 4000 });
         }
 
         return { build: build, wire: wire, render: render, renderLists: renderLists };

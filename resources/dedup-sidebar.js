@@ -16,8 +16,10 @@
  *
  *   dedup-sidebar-format.js    words from the catalog, numbers, requests, tables
  *   dedup-sidebar-list.js      the list of nodes: where, store, rates, totals
- *   dedup-sidebar-what-if.js   a sliding-window node's panel: stuck and silent
- *                              assets, the what-if, the jitter, a point into the dialog
+ *   dedup-sidebar-assets.js    a sliding-window node's asset lists: stuck, without
+ *                              a fix, silent
+ *   dedup-sidebar-what-if.js   a sliding-window node's panel: its asset lists, the
+ *                              what-if, the jitter, a point into the dialog
  *   dedup-sidebar-upload.js    the what-if over a file: its column picker
  *   dedup-sidebar-sensor.js    a sensor node's panel: replays, the Remember what-if
  *
@@ -80,12 +82,13 @@
             chart: window.TelemetryDedupChart,
             // From the runtime's node list (GET dedup-sidebar/nodes): 0 and blank until it first answers.
             maxUploadBytes: 0,
-            grid: { seconds: "", metres: "" },
+            grid: { seconds: "", metres: "", deadbands: "" },
             /** The runtime's clock at its last push or list. */
             serverTime: 0
         };
         tab.format = parts.format(tab);
         tab.upload = parts.upload(tab);
+        tab.assets = parts.assets(tab);
         tab.whatIf = parts.whatIf(tab);
         tab.sensor = parts.sensor(tab);
         var list = tab.list = parts.list(tab);

@@ -59,14 +59,29 @@ export const EPOCH = layout([
  * The sliding-window script (lua/sliding-window.lua).
  */
 
-/** ARGV[1]: the rule. minHeadingDegrees 0 is off, maxAheadSeconds negative is off. */
+/**
+ * ARGV[1]: the rule. minHeadingDegrees 0 is off, maxAheadSeconds negative
+ * is off; mode a code of WINDOW_MODE; deadbandPercent 1 when the deadband is
+ * a percentage; maxSpeedKmh 0 is off (the jump guard); relocateAfterSeconds
+ * and relocateAfterPings as the rule has them, or their defaults, resolved by
+ * the client (so that both sides compare the one double).
+ */
 export const WINDOW_RULE = layout([
   ['minSeconds', 'd'],
   ['minMetres', 'd'],
   ['minHeadingDegrees', 'd'],
   ['maxAheadSeconds', 'd'],
   ['ttlSeconds', 'I4'],
+  ['mode', 'B'],
+  ['deadband', 'd'],
+  ['deadbandPercent', 'B'],
+  ['maxSpeedKmh', 'd'],
+  ['relocateAfterSeconds', 'd'],
+  ['relocateAfterPings', 'd'],
 ]);
+
+/** The codes of WINDOW_RULE's `mode`. */
+export const WINDOW_MODE = { position: 0, value: 1 } as const;
 
 /** ARGV[2]: the host's clock in epoch ms (the clock guard's "now"), and 48 bits naming the call. */
 export const WINDOW_CALL = layout([
@@ -74,7 +89,7 @@ export const WINDOW_CALL = layout([
   ['call', 'I6'],
 ]);
 
-/** ARGV[3]: one per operation; t in epoch ms; heading and accuracy 0 when the ping has none. */
+/** ARGV[3]: one per operation; t in epoch ms; heading and accuracy 0 when the ping has none; value NaN when it has none (position mode). */
 export const WINDOW_OP = layout([
   ['op', 'B'],
   ['flags', 'B'],
@@ -84,13 +99,18 @@ export const WINDOW_OP = layout([
   ['lon', 'd'],
   ['heading', 'd'],
   ['accuracy', 'd'],
+  ['value', 'd'],
 ]);
 
 /** The operation codes of WINDOW_OP's `op` (any code but the resets is a ping). */
 export const WINDOW_OP_CODE = { ping: 1, resetAsset: 2, resetAll: 3 } as const;
 
-/** Bits of WINDOW_OP's `flags`: the ping has a heading; it is a retried message (its decision was lost). */
-export const WINDOW_OP_FLAG = { heading: 1, retry: 2 } as const;
+/**
+ * Bits of WINDOW_OP's `flags`: the ping has a heading; it is a retried
+ * message (its decision was lost); its fix's quality (core/window/fix-quality,
+ * decided by the client when the ping was read) is NO_FIX, or POOR_FIX.
+ */
+export const WINDOW_OP_FLAG = { heading: 1, retry: 2, noFix: 4, poorFix: 8 } as const;
 
 /** The reply: one per operation, in order; reason 0 for a reset. */
 export const WINDOW_REPLY = layout([
@@ -101,10 +121,11 @@ export const WINDOW_REPLY = layout([
   ['accepted', 'I4'],
   ['suppressed', 'I4'],
   ['present', 'B'],
+  ['change', 'd'],
 ]);
 
 /** Bits of WINDOW_REPLY's `present`: which measures the decision has. */
-export const WINDOW_PRESENT = { dt: 1, distance: 2, turn: 4 } as const;
+export const WINDOW_PRESENT = { dt: 1, distance: 2, turn: 4, change: 8 } as const;
 
 /**
  * An asset's record: its baseline (the last admitted ping, at the steps
@@ -135,6 +156,55 @@ export const WINDOW_RECORD = layout([
  * the record's, cut from the record as read.
  */
 export const WINDOW_TAIL = pick(WINDOW_RECORD, ['t', 'lat', 'lon', 'events', 'heading', 'accuracy']);
+
+/*
+ * The optional parts of issue 29: value mode's baseline value, the jump
+ * guard's candidate, and the same two for the tail's baseline. A record
+ * with none of them is the record above, as it always was (44 bytes, 70
+ * with a tail). A record with any of them is EXTENDED: the record, a PARTS
+ * byte saying which parts follow (WINDOW_PART), then those parts in this
+ * order: value, candidate, tail, the tail's value, the tail's candidate.
+ * Its length always differs from 44 and 70 (checked below), so the length
+ * tells the plain forms apart and the byte the rest.
+ */
+export const WINDOW_PARTS = layout([['parts', 'B']]);
+
+/** The baseline's value, exactly: value mode's reading (and the tail's). */
+export const WINDOW_VALUE = layout([['value', 'd']]);
+
+/**
+ * The jump candidate: t exactly, the position in the record's degree steps,
+ * the count of agreeing jumps, and the call that set it (so that a resend
+ * of a call that only suppressed pings of the asset is recognised too).
+ */
+export const WINDOW_CANDIDATE = layout([
+  ['t', 'd'],
+  ['lat', 'i4'],
+  ['lon', 'i4'],
+  ['count', 'I2'],
+  ['call', 'I6'],
+]);
+
+/** Bits of an extended record's PARTS byte. */
+export const WINDOW_PART = { value: 1, candidate: 2, tail: 4, tailValue: 8, tailCandidate: 16 } as const;
+
+/** The length of an extended record with the given PARTS byte. */
+export function extendedRecordBytes(parts: number): number {
+  let bytes = WINDOW_RECORD.bytes + WINDOW_PARTS.bytes;
+  if (parts & WINDOW_PART.value) bytes += WINDOW_VALUE.bytes;
+  if (parts & WINDOW_PART.candidate) bytes += WINDOW_CANDIDATE.bytes;
+  if (parts & WINDOW_PART.tail) bytes += WINDOW_TAIL.bytes;
+  if (parts & WINDOW_PART.tailValue) bytes += WINDOW_VALUE.bytes;
+  if (parts & WINDOW_PART.tailCandidate) bytes += WINDOW_CANDIDATE.bytes;
+  return bytes;
+}
+
+for (let parts = 1; parts < 2 * WINDOW_PART.tailCandidate; parts++) {
+  const bytes = extendedRecordBytes(parts);
+  if (bytes === WINDOW_RECORD.bytes || bytes === WINDOW_RECORD.bytes + WINDOW_TAIL.bytes) {
+    throw new Error('wire: an extended window record must never have the length of a plain one');
+  }
+}
 
 /*
  * The seen-set script (lua/seen-set.lua).
@@ -235,7 +305,22 @@ export function windowPrelude(): string {
       COUNT: pick(WINDOW_RECORD, ['suppressed']).format,
     }) +
     luaLocals({ EPOCH: EPOCH.format, EPOCH_BYTES: EPOCH.bytes, EPOCH_MODULUS }) +
-    luaLocals({ DEGREE_STEPS, HEADING_STEPS, ACCURACY_STEPS, MAX_ACCURACY_STEP, NO_HEADING, MAX_COUNT })
+    luaLocals({ DEGREE_STEPS, HEADING_STEPS, ACCURACY_STEPS, MAX_ACCURACY_STEP, NO_HEADING, MAX_COUNT }) +
+    // Issue 29: value mode, the fix's quality, the change in the reply, and the record's optional parts.
+    luaLocals({ VALUE_MODE: WINDOW_MODE.value, NO_FIX_FLAG: WINDOW_OP_FLAG.noFix, POOR_FIX_FLAG: WINDOW_OP_FLAG.poorFix, HAS_CHANGE: WINDOW_PRESENT.change }) +
+    luaLocals({
+      PARTS: WINDOW_PARTS.format,
+      PARTS_BYTES: WINDOW_PARTS.bytes,
+      VALUE: WINDOW_VALUE.format,
+      VALUE_BYTES: WINDOW_VALUE.bytes,
+      CANDIDATE: WINDOW_CANDIDATE.format,
+      CANDIDATE_BYTES: WINDOW_CANDIDATE.bytes,
+      PART_VALUE: WINDOW_PART.value,
+      PART_CANDIDATE: WINDOW_PART.candidate,
+      PART_TAIL: WINDOW_PART.tail,
+      PART_TAIL_VALUE: WINDOW_PART.tailValue,
+      PART_TAIL_CANDIDATE: WINDOW_PART.tailCandidate,
+    })
   );
 }
 

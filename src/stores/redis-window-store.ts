@@ -1,10 +1,31 @@
 import calculateSlot from 'cluster-key-slot';
-import { ACCURACY_STEPS, DEGREE_STEPS, HEADING_STEPS, NO_HEADING, type Ping } from '../core/window/sliding-window';
+import { NO_FIX, POOR_FIX } from '../core/window/fix-quality';
+import { ACCURACY_STEPS, DEFAULT_RELOCATE_PINGS, DEGREE_STEPS, HEADING_STEPS, NO_HEADING, RELOCATE_HEARTBEATS, type JumpCandidate, type Ping } from '../core/window/sliding-window';
 import { WINDOW_REASON_BY_CODE, WINDOW_REASONS } from '../core/window/window-reasons';
 import { nextToken } from '../core/structures/call-token';
 import { WINDOW_SEGMENT, windowRecordKey } from '../redis/key-names';
 import type { RedisClient } from '../redis/scripts';
-import { MAX_WINDOW_OPS, readUint48, setUint48, WINDOW_CALL, WINDOW_OP, WINDOW_OP_CODE, WINDOW_OP_FLAG, WINDOW_PRESENT, WINDOW_RECORD, WINDOW_REPLY, WINDOW_RULE, WINDOW_TAIL, writeUint48 } from '../redis/wire';
+import {
+  extendedRecordBytes,
+  MAX_WINDOW_OPS,
+  readUint48,
+  setUint48,
+  WINDOW_CALL,
+  WINDOW_CANDIDATE,
+  WINDOW_MODE,
+  WINDOW_OP,
+  WINDOW_OP_CODE,
+  WINDOW_OP_FLAG,
+  WINDOW_PART,
+  WINDOW_PARTS,
+  WINDOW_PRESENT,
+  WINDOW_RECORD,
+  WINDOW_REPLY,
+  WINDOW_RULE,
+  WINDOW_TAIL,
+  WINDOW_VALUE,
+  writeUint48,
+} from '../redis/wire';
 import { ScriptQueue } from './script-queue';
 import type { RedisStoreOptions, Replies, WindowOutcome, WindowSettings, WindowStore } from './types';
 
@@ -114,8 +135,12 @@ export class RedisWindowStore implements WindowStore {
   }
 }
 
-/** ARGV[1] of lua/sliding-window.lua: the rule. */
-function encodeRule(settings: WindowSettings): Buffer {
+/**
+ * ARGV[1] of lua/sliding-window.lua: the rule (for the benchmark and tests
+ * too). The jump guard's defaults are resolved here, as decideWindow
+ * resolves them, so that the script compares the very same doubles.
+ */
+export function encodeRule(settings: WindowSettings): Buffer {
   const rule = Buffer.alloc(WINDOW_RULE.bytes);
   const at = WINDOW_RULE.at;
   rule.writeDoubleLE(settings.minSeconds, at.minSeconds);
@@ -124,13 +149,19 @@ function encodeRule(settings: WindowSettings): Buffer {
   rule.writeDoubleLE(settings.maxAheadSeconds ?? -1, at.maxAheadSeconds);
   // EXPIRE takes whole seconds; round up so a record never expires early.
   rule.writeUInt32LE(Math.max(1, Math.ceil(settings.ttlSeconds)), at.ttlSeconds);
+  rule.writeUInt8(settings.mode === 'value' ? WINDOW_MODE.value : WINDOW_MODE.position, at.mode);
+  rule.writeDoubleLE(settings.deadband ?? 0, at.deadband);
+  rule.writeUInt8(settings.deadbandPercent === true ? 1 : 0, at.deadbandPercent);
+  rule.writeDoubleLE(settings.maxSpeedKmh ?? 0, at.maxSpeedKmh);
+  rule.writeDoubleLE(settings.relocateAfterSeconds ?? settings.minSeconds * RELOCATE_HEARTBEATS, at.relocateAfterSeconds);
+  rule.writeDoubleLE(settings.relocateAfterPings ?? DEFAULT_RELOCATE_PINGS, at.relocateAfterPings);
   return rule;
 }
 
 const OP_BYTES = WINDOW_OP.bytes;
-const { op: OP_AT, flags: FLAGS_AT, events: EVENTS_AT, t: T_AT, lat: LAT_AT, lon: LON_AT, heading: HEADING_AT, accuracy: ACCURACY_AT } = WINDOW_OP.at;
+const { op: OP_AT, flags: FLAGS_AT, events: EVENTS_AT, t: T_AT, lat: LAT_AT, lon: LON_AT, heading: HEADING_AT, accuracy: ACCURACY_AT, value: VALUE_AT } = WINDOW_OP.at;
 const { ping: PING, resetAsset: RESET_ASSET, resetAll: RESET_ALL } = WINDOW_OP_CODE;
-const { heading: HAS_HEADING, retry: RETRY } = WINDOW_OP_FLAG;
+const { heading: HAS_HEADING, retry: RETRY, noFix: NO_FIX_FLAG, poorFix: POOR_FIX_FLAG } = WINDOW_OP_FLAG;
 
 /**
  * Through a DataView on a fresh (zeroed) ArrayBuffer rather than Buffer's
@@ -150,13 +181,15 @@ function encodeOp(op: WindowOp, out: DataView, at: number): void {
   const heading = op.heading ?? NaN;
   const hasHeading = !Number.isNaN(heading);
   out.setUint8(at + OP_AT, PING);
-  out.setUint8(at + FLAGS_AT, (hasHeading ? HAS_HEADING : 0) | (op.retry === true ? RETRY : 0));
+  const fix = op.fix === NO_FIX ? NO_FIX_FLAG : op.fix === POOR_FIX ? POOR_FIX_FLAG : 0;
+  out.setUint8(at + FLAGS_AT, (hasHeading ? HAS_HEADING : 0) | (op.retry === true ? RETRY : 0) | fix);
   setUint48(out, at + EVENTS_AT, op.events ?? 0);
   out.setFloat64(at + T_AT, op.t, true);
   out.setFloat64(at + LAT_AT, op.lat, true);
   out.setFloat64(at + LON_AT, op.lon, true);
   out.setFloat64(at + HEADING_AT, hasHeading ? heading : 0, true);
   out.setFloat64(at + ACCURACY_AT, op.accuracy ?? 0, true);
+  out.setFloat64(at + VALUE_AT, op.value ?? NaN, true);
 }
 
 /** The pings of one call, packed as ARGV[3] (for the benchmark's redis-benchmark lines and tests). */
@@ -169,7 +202,7 @@ export function encodePings(pings: readonly Ping[]): Buffer {
 
 const REPLY_BYTES = WINDOW_REPLY.bytes;
 const REPLY_AT = WINDOW_REPLY.at;
-const { dt: HAS_DT, distance: HAS_DISTANCE, turn: HAS_TURN } = WINDOW_PRESENT;
+const { dt: HAS_DT, distance: HAS_DISTANCE, turn: HAS_TURN, change: HAS_CHANGE } = WINDOW_PRESENT;
 
 /** The script's reply: one outcome per operation, in order; undefined for a reset. */
 export function decodeOutcomes(reply: Buffer): (WindowOutcome | undefined)[] {
@@ -190,6 +223,7 @@ export function decodeOutcomes(reply: Buffer): (WindowOutcome | undefined)[] {
       dtSeconds: present & HAS_DT ? reply.readDoubleLE(at + REPLY_AT.dt) : null,
       distanceMetres: present & HAS_DISTANCE ? reply.readDoubleLE(at + REPLY_AT.distance) : null,
       headingChange: present & HAS_TURN ? reply.readDoubleLE(at + REPLY_AT.turn) : null,
+      valueChange: present & HAS_CHANGE ? reply.readDoubleLE(at + REPLY_AT.change) : null,
       accepted: reply.readUInt32LE(at + REPLY_AT.accepted),
       suppressed: reply.readUInt32LE(at + REPLY_AT.suppressed),
     };
@@ -213,18 +247,34 @@ export interface WindowRecord {
   heading: number;
   accuracy: number;
   epoch: number;
-  /** The baseline from before that call, when the call suppressed a ping before admitting one. */
-  before: { t: number; lat: number; lon: number } | null;
+  /** Value mode: the baseline's value; absent when the record has none. */
+  value?: number;
+  /** The jump candidate, and the call that set it; absent when the record has none. */
+  candidate?: RecordCandidate;
+  /** The baseline from before that call, when the call suppressed a ping before admitting one (with its value and candidate when it had them). */
+  before: { t: number; lat: number; lon: number; value?: number; candidate?: RecordCandidate } | null;
 }
 
+export interface RecordCandidate extends JumpCandidate {
+  /** The 48 bits naming the call that set it. */
+  call: number;
+}
+
+const TAIL_BYTES = WINDOW_RECORD.bytes + WINDOW_TAIL.bytes;
+
 export function decodeWindowRecord(raw: Buffer): WindowRecord {
-  if (raw.length !== WINDOW_RECORD.bytes && raw.length !== WINDOW_RECORD.bytes + WINDOW_TAIL.bytes) {
-    throw new Error(`a window record of ${raw.length} bytes has no known layout`);
+  let parts = 0;
+  if (raw.length === TAIL_BYTES) parts = WINDOW_PART.tail;
+  else if (raw.length !== WINDOW_RECORD.bytes) {
+    parts = raw.length > WINDOW_RECORD.bytes ? (raw[WINDOW_RECORD.bytes] as number) : 0;
+    const valid = parts !== 0 && parts !== WINDOW_PART.tail && parts < 2 * WINDOW_PART.tailCandidate && ((parts & WINDOW_PART.tail) !== 0 || parts < WINDOW_PART.tail);
+    if (!valid || extendedRecordBytes(parts) !== raw.length) throw new Error(`a window record of ${raw.length} bytes has no known layout`);
   }
   const at = WINDOW_RECORD.at;
-  const tail = WINDOW_RECORD.bytes;
   const heading = raw.readUInt16LE(at.heading);
-  return {
+  // The optional parts, in their order (see redis/wire).
+  let next = raw.length === TAIL_BYTES ? WINDOW_RECORD.bytes : WINDOW_RECORD.bytes + WINDOW_PARTS.bytes;
+  const record: WindowRecord = {
     t: raw.readDoubleLE(at.t),
     lat: raw.readInt32LE(at.lat) / DEGREE_STEPS,
     lon: raw.readInt32LE(at.lon) / DEGREE_STEPS,
@@ -236,13 +286,41 @@ export function decodeWindowRecord(raw: Buffer): WindowRecord {
     heading: heading === NO_HEADING ? NaN : heading / HEADING_STEPS,
     accuracy: raw.readUInt16LE(at.accuracy) / ACCURACY_STEPS,
     epoch: raw.readUInt16LE(at.epoch),
-    before:
-      raw.length > tail
-        ? {
-            t: raw.readDoubleLE(tail + WINDOW_TAIL.at.t),
-            lat: raw.readInt32LE(tail + WINDOW_TAIL.at.lat) / DEGREE_STEPS,
-            lon: raw.readInt32LE(tail + WINDOW_TAIL.at.lon) / DEGREE_STEPS,
-          }
-        : null,
+    before: null,
+  };
+  if (parts & WINDOW_PART.value) {
+    record.value = raw.readDoubleLE(next);
+    next += WINDOW_VALUE.bytes;
+  }
+  if (parts & WINDOW_PART.candidate) {
+    record.candidate = candidateAt(raw, next);
+    next += WINDOW_CANDIDATE.bytes;
+  }
+  if (parts & WINDOW_PART.tail) {
+    const tail = next;
+    next += WINDOW_TAIL.bytes;
+    const before: NonNullable<WindowRecord['before']> = {
+      t: raw.readDoubleLE(tail + WINDOW_TAIL.at.t),
+      lat: raw.readInt32LE(tail + WINDOW_TAIL.at.lat) / DEGREE_STEPS,
+      lon: raw.readInt32LE(tail + WINDOW_TAIL.at.lon) / DEGREE_STEPS,
+    };
+    if (parts & WINDOW_PART.tailValue) {
+      before.value = raw.readDoubleLE(next);
+      next += WINDOW_VALUE.bytes;
+    }
+    if (parts & WINDOW_PART.tailCandidate) before.candidate = candidateAt(raw, next);
+    record.before = before;
+  }
+  return record;
+}
+
+function candidateAt(raw: Buffer, from: number): RecordCandidate {
+  const at = WINDOW_CANDIDATE.at;
+  return {
+    t: raw.readDoubleLE(from + at.t),
+    lat: raw.readInt32LE(from + at.lat) / DEGREE_STEPS,
+    lon: raw.readInt32LE(from + at.lon) / DEGREE_STEPS,
+    count: raw.readUInt16LE(from + at.count),
+    call: readUint48(raw, from + at.call),
   };
 }

@@ -45,6 +45,7 @@ function batcherOptions<Item, Result>(
     ...(options.classify ? { classify: options.classify } : {}),
     ...(options.onCallbackError ? { onCallbackError: options.onCallbackError } : {}),
     ...(options.lingerMs ? { lingerMs: options.lingerMs, ...(sizeOf ? { sizeOf } : {}) } : {}),
+    ...(options.onAnswer ? { onAnswer: options.onAnswer } : {}),
   };
 }
 

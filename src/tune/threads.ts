@@ -122,7 +122,7 @@ export function cores(): number {
 
 /** The columns in SharedArrayBuffers, read by every thread without a copy each. */
 function sharedCopy(columns: PingColumns): PingColumns {
-  const share = <T extends Int32Array | Float64Array>(column: T): T => {
+  const share = <T extends Int32Array | Float64Array | Uint8Array>(column: T): T => {
     const Column = column.constructor as new (buffer: SharedArrayBuffer) => T;
     const copy = new Column(new SharedArrayBuffer(column.byteLength));
     copy.set(column);
@@ -138,6 +138,8 @@ function sharedCopy(columns: PingColumns): PingColumns {
     heading: share(columns.heading),
     accuracy: share(columns.accuracy),
     events: share(columns.events),
+    value: share(columns.value),
     arrival: share(columns.arrival),
+    fix: share(columns.fix),
   };
 }

@@ -165,6 +165,106 @@ describe('redis scripts: a resent call is recognised by its token', () => {
     });
   });
 
+  describe('sliding window, with the parts of issue 29 (a value, a jump candidate)', () => {
+    const epoch = epochKey(PREFIX, WINDOW_SEGMENT, undefined);
+    const key = windowRecordKey(PREFIX, 'veh-29');
+    const JUMPS = windowRule({ minSeconds: 60, minMetres: 25, ttlSeconds: 3600, maxSpeedKmh: 150 });
+    const READINGS = windowRule({ minSeconds: 21_600, minMetres: 0, ttlSeconds: 3600, mode: 'value', deadband: 5 });
+    /** Metres north of LAT, in degrees. */
+    const north = (metres: number): number => LAT + metres / ((6_371_008.8 * Math.PI) / 180);
+    const at = (seconds: number, metres = 0): RawWindowOp => ({ op: 'ping', t: T0 + seconds * 1000, lat: north(metres), lon: LON });
+    const reading = (seconds: number, value: number): RawWindowOp => ({ op: 'ping', t: T0 + seconds * 1000, lat: 0, lon: 0, value });
+    const call = async (rule: Buffer, token: number, ...ops: RawWindowOp[]): Promise<string[]> => {
+      const keys = [epoch, ...ops.map(() => key)];
+      const reply = await client().dedupSlidingWindowBuffer(keys.length, keys, rule, windowCall(NOW, token), windowOps(ops));
+      return decodeOutcomes(reply).map((o) => (o === undefined ? 'reset' : `${o.reason}${o.valueChange === null ? '' : ` ${o.valueChange}`}`));
+    };
+    const raw = async (): Promise<Buffer> => (await client().getBuffer(key)) as Buffer;
+    const record = async (): Promise<WindowRecord> => decodeWindowRecord(await raw());
+
+    it('keeps a reading\'s value, exactly, after the 44 bytes and a PARTS byte; a suppression counts it alone', async () => {
+      assert.deepEqual(await call(READINGS, 400, reading(0, 0.1 + 0.2)), ['first']);
+      assert.equal((await raw()).length, 44 + 1 + 8);
+      assert.equal((await record()).value, 0.30000000000000004);
+      await client().expire(key, 100);
+      assert.deepEqual(await call(READINGS, 401, reading(900, 0.3)), ['unchanged -5.551115123125783e-17']);
+      assert.equal((await raw()).length, 44 + 1 + 8);
+      assert.equal((await record()).suppressed, 1);
+      assert.ok((await client().ttl(key)) <= 100, 'a suppression does not extend the record\'s life');
+    });
+
+    it('keeps the jump candidate while there is one, rewriting the record with the TTL of the last admission', async () => {
+      assert.deepEqual(await call(JUMPS, 410, at(0)), ['first']);
+      assert.equal((await raw()).length, 44, 'no candidate, no part: the record of a node without guards');
+      await client().expire(key, 100);
+      assert.deepEqual(await call(JUMPS, 411, at(10, 5000)), ['jump']);
+      assert.equal((await raw()).length, 44 + 1 + 24);
+      const jumped = await record();
+      assert.deepEqual([jumped.t, jumped.suppressed, jumped.candidate], [T0, 1, { t: T0 + 10_000, lat: Math.floor(north(5000) * 1e7 + 0.5) / 1e7, lon: LON, count: 1, call: 411 }]);
+      assert.ok((await client().ttl(key)) <= 100, 'a jump does not extend the record\'s life');
+      assert.deepEqual(await call(JUMPS, 412, at(20, 10)), ['window']);
+      assert.equal((await raw()).length, 44, 'a ping that is no jump clears the candidate, and the part goes');
+      assert.equal((await record()).suppressed, 2);
+      assert.ok((await client().ttl(key)) <= 100);
+    });
+
+    it('answers a resent call with jumps and a relocation as the first run did, from the state kept in the tail, and writes nothing', async () => {
+      await call(JUMPS, 420, at(0));
+      assert.deepEqual(await call(JUMPS, 421, at(10, 5000)), ['jump']);
+      const pings = [at(20, 5150), at(30, 5300), at(31, 5310)];
+      assert.deepEqual(await call(JUMPS, 422, ...pings), ['jump', 'relocated', 'window']);
+      const written = await raw();
+      assert.equal(written.length, 44 + 1 + 26 + 24, 'the tail: the baseline and the candidate from before the call');
+      const decoded = decodeWindowRecord(written);
+      assert.deepEqual([decoded.first, decoded.candidate, decoded.before?.t, decoded.before?.candidate?.count], [2, undefined, T0, 1]);
+      assert.deepEqual(await call(JUMPS, 422, ...pings), ['jump', 'replayed', 'window']);
+      assert.deepEqual(await raw(), written, 'the resend wrote nothing');
+      assert.deepEqual(await call(JUMPS, 423, at(40, 5320)), ['window'], 'decided from the relocated baseline');
+    });
+
+    it('answers a resent call of readings as the first run did, the value\'s change against the value kept in the tail', async () => {
+      await call(READINGS, 430, reading(0, 40));
+      const readings = [reading(900, 41), reading(1800, 46), reading(2700, 47)];
+      assert.deepEqual(await call(READINGS, 431, ...readings), ['unchanged 1', 'changed 6', 'unchanged 1']);
+      const written = await raw();
+      assert.equal(written.length, 44 + 1 + 8 + 26 + 8);
+      assert.deepEqual(decodeWindowRecord(written).before, { t: T0, lat: 0, lon: 0, value: 40 });
+      assert.deepEqual(await call(READINGS, 431, ...readings), ['unchanged 1', 'replayed', 'unchanged 1']);
+      assert.deepEqual(await raw(), written, 'the resend wrote nothing');
+    });
+
+    it('keeps the tail through a jump of a later call, so that the earlier call is still recognised when resent', async () => {
+      await call(JUMPS, 440, at(0));
+      const pings = [at(4), at(70)];
+      assert.deepEqual(await call(JUMPS, 441, ...pings), ['window', 'elapsed']);
+      assert.deepEqual(await call(JUMPS, 442, at(80, 5000)), ['jump']);
+      const written = await record();
+      assert.deepEqual([written.call, written.first, written.before?.t, written.candidate?.count], [441, 2, T0, 1]);
+      assert.deepEqual(await call(JUMPS, 441, ...pings), ['window', 'replayed']);
+      assert.deepEqual(await record(), written);
+    });
+
+    it('answers a resent call that only suppressed pings of the asset, a jump among them, as the first run did, and writes nothing', async () => {
+      const rule = windowRule({ minSeconds: 60, minMetres: 25, ttlSeconds: 3600, maxSpeedKmh: 150, relocateAfterPings: 2 });
+      await call(rule, 460, at(0));
+      // Two jumps that agree: a second run counting from the first run's candidate would relocate the asset.
+      const pings = [at(20, 5000), at(10, 4900), at(25, 5)];
+      assert.deepEqual(await call(rule, 461, ...pings.slice(0, 2)), ['jump', 'jump']);
+      const written = await raw();
+      assert.deepEqual((await record()).candidate, { t: T0 + 10_000, lat: Math.floor(north(4900) * 1e7 + 0.5) / 1e7, lon: LON, count: 1, call: 461 });
+      assert.deepEqual(await call(rule, 461, ...pings.slice(0, 2)), ['jump', 'jump']);
+      assert.deepEqual(await raw(), written, 'the resend wrote nothing, not even a count');
+      // Another call's ping is decided as usual: it agrees with the candidate, and relocates.
+      assert.deepEqual(await call(rule, 462, at(30, 5050)), ['relocated']);
+    });
+
+    it('reads a record of the plain layout in value mode as a baseline without a value: the next reading is changed', async () => {
+      await call(JUMPS, 450, at(0));
+      assert.deepEqual(await call(READINGS, 451, reading(60, 40)), ['changed NaN']);
+      assert.equal((await record()).value, 40);
+    });
+  });
+
   describe('sliding window record', () => {
     const epoch = epochKey(PREFIX, WINDOW_SEGMENT, undefined);
     const key = windowRecordKey(PREFIX, 'veh-2');
@@ -215,7 +315,9 @@ describe('redis scripts: a resent call is recognised by its token', () => {
     });
 
     it('reads a value of another shape as absent and replaces it', async () => {
-      for (const junk of [Buffer.from('x'), Buffer.alloc(43), Buffer.alloc(45)]) {
+      // Of the extended layout too: no part named, or parts that do not make its length.
+      const parts = (bits: number, length: number): Buffer => Buffer.concat([Buffer.alloc(44), Buffer.from([bits]), Buffer.alloc(length - 45)]);
+      for (const junk of [Buffer.from('x'), Buffer.alloc(43), Buffer.alloc(45), parts(0, 53), parts(3, 53), parts(1, 54), parts(32, 45), parts(8, 53)]) {
         await client().set(key, junk);
         assert.equal(await call(208, { op: 'ping', t: T0 + 4000, lat: LAT, lon: LON }), 'first');
         assert.equal(await client().strlen(key), 44);
