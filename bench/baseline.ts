@@ -28,7 +28,7 @@ export interface BenchBuild {
   root: string;
 }
 
-export const DEFAULT_BASELINE = '8c7c7b0';
+export const DEFAULT_BASELINE = 'c69ff86';
 
 /** The commit to compare with, or undefined when BENCH_BASELINE=none. */
 export function baselineCommit(): string | undefined {
