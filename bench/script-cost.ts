@@ -34,7 +34,7 @@ import Redis from 'ioredis';
 import type { Ping } from '../src/core/window/sliding-window';
 import { decodeOutcomes, encodePings } from '../src/stores/redis-window-store';
 import { epochKey, windowRecordKey, WINDOW_SEGMENT } from '../src/redis/key-names';
-import { scriptSource } from '../src/redis/scripts';
+import { scriptPrelude, scriptSource } from '../src/redis/scripts';
 import { pingMessage } from './data';
 import { answerParent, redisCpuSeconds } from './runtime';
 import { markdownTable, thousands } from './stats';
@@ -182,7 +182,7 @@ export async function scriptCost(job: ScriptCostJob, port: number): Promise<Scri
   const client = new Redis({ host: '127.0.0.1', port });
   try {
     const redisVersion = /redis_version:([^\r\n]+)/.exec(await client.info('server'))?.[1] ?? '?';
-    const source = job.lua === undefined ? scriptSource('dedupSlidingWindow') : scriptSource('dedupSlidingWindow').split('\n')[0] + '\n' + readFileSync(job.lua, 'utf8');
+    const source = job.lua === undefined ? scriptSource('dedupSlidingWindow') : scriptPrelude('dedupSlidingWindow') + readFileSync(job.lua, 'utf8');
     const sha = (await client.script('LOAD', source)) as string;
     const caller = new Caller(client, sha);
     let seq = 0;
