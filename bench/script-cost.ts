@@ -32,9 +32,9 @@ import { createHash } from 'crypto';
 import { readFileSync } from 'fs';
 import Redis from 'ioredis';
 import type { Ping } from '../src/core/window/sliding-window';
-import { decodeOutcomes, encodePings } from '../src/stores/redis-window-store';
-import { epochKey, windowRecordKey, WINDOW_SEGMENT } from '../src/redis/key-names';
+import { decodeOutcomes, encodePings, windowCallKeys } from '../src/stores/redis-window-store';
 import { scriptPrelude, scriptSource } from '../src/redis/scripts';
+import { WINDOW_STATUS } from '../src/redis/wire';
 import { pingMessage } from './data';
 import { answerParent, redisCpuSeconds } from './runtime';
 import { markdownTable, thousands } from './stats';
@@ -86,8 +86,8 @@ export interface ScriptCostResult {
   floor: { scriptUsPerCall: number; cpuUsPerCall: number };
 }
 
-/** The floor's script: no reads, no writes, no decision; a reply as long as the real one. */
-const FLOOR_LUA = "return string.rep('\\0', 34 * (#KEYS - 1))";
+/** The floor's script: no reads, no writes, no decision; a reply as long as the real one (34 bytes per ping and a status byte). */
+const FLOOR_LUA = "return string.rep('\\0', 34 * (#ARGV - 3) + 1)";
 
 export const SIZES = [1, 10, 100, 500];
 const ASSETS = 10_000;
@@ -143,7 +143,6 @@ async function evalshaUsPerCall(client: Redis): Promise<number> {
 
 class Caller {
   private token = 1;
-  private readonly epoch = epochKey(PREFIX, WINDOW_SEGMENT, undefined);
   private readonly rule = ruleArgument();
   private readonly hash = createHash('sha256');
   admitted = 0;
@@ -155,8 +154,8 @@ class Caller {
     const call = Buffer.alloc(14);
     call.writeDoubleLE(Date.now(), 0);
     call.writeUIntLE(this.token++, 8, 6);
-    const keys = pings.map((p) => windowRecordKey(PREFIX, p.assetId));
-    return [String(keys.length + 1), this.epoch, ...keys, this.rule, call, encodePings(pings)];
+    const { keys, ids } = windowCallKeys(PREFIX, pings);
+    return [String(keys.length), ...keys, this.rule, call, encodePings(pings), ...ids];
   }
 
   /** The calls, IN_FLIGHT at a time. */
@@ -166,7 +165,8 @@ class Caller {
       while (next < calls.length) {
         const args = calls[next++] as (string | Buffer)[];
         const reply = (await this.client.callBuffer('EVALSHA', [this.sha, ...args])) as Buffer;
-        this.hash.update(reply);
+        // The decisions only: not the status byte after them (redis/wire WINDOW_STATUS), so that digests compare across layouts.
+        this.hash.update(reply.subarray(0, reply.length - WINDOW_STATUS.bytes));
         for (const o of decodeOutcomes(reply)) if (o?.admit === true) this.admitted++;
       }
     };

@@ -9,64 +9,98 @@
 -- the reason codes of src/core/window/window-reasons.ts and the set of those
 -- that admit; then `local RESET_ASSET, RESET_ALL = 2, 3`, the operation
 -- codes; then the binary formats of src/redis/wire.ts (the struct format
--- of each argument, reply and record, their sizes, their flag bits, the
--- steps the record counts in). The rule is decideWindow of
+-- of each argument, reply and record, their sizes, their flag
+-- bits, the steps the record counts in). The rule is decideWindow of
 -- src/core/window/sliding-window.ts; the contract and parity tests hold the
 -- two to the same answers.
 --
--- KEYS[1]    the epoch key of this call's hash slot (see "Resets").
--- KEYS[1+i]  the record of the asset of operation i. Every key of one call
---            hashes to one slot (the asset id is a hash tag, and so is the
---            epoch key's suffix), so the script runs unchanged on Redis
---            Cluster. An asset may appear more than once; its operations
---            run in the order given.
--- ARGV[1]    the rule (RULE): minSeconds, minMetres, minHeadingDegrees
---            (0: off), maxAheadSeconds (negative: off), ttlSeconds.
--- ARGV[2]    this call (CALL): the Node-RED host's clock in epoch
---            milliseconds (the clock guard's "now": the host's, not Redis
---            TIME, so that every store and every test reads one clock), and
---            48 random bits naming the call (see "Resent calls").
--- ARGV[3]    the operations, OP_BYTES each (OP): the operation (a ping,
---            RESET_ASSET, RESET_ALL), flags (HAS_HEADING: the ping has a
---            heading, RETRY: the ping is a retried message), the 48-bit
---            fingerprint of the ping's event values, then t (epoch
---            milliseconds), lat, lon, heading, accuracy as doubles.
+-- KEYS[1]      the epoch key of this call's hash slot (see "Resets").
+-- KEYS[2]      the layout mark of the slot (see "Earlier builds").
+-- KEYS[2+i]    the bucket (a hash) holding the record of operation i's
+--              asset. Every key of one call hashes to one slot (none has a
+--              tag on one server; on a Cluster each starts with its
+--              Cluster bucket's tag), so the script runs unchanged on Redis
+--              Cluster.
+-- KEYS[2+n+i]  sent only while earlier builds' records may still be read:
+--              the key they kept operation i's record in.
+-- ARGV[1]      the rule (RULE): minSeconds, minMetres, minHeadingDegrees
+--              (0: off), maxAheadSeconds (negative: off), ttlSeconds.
+-- ARGV[2]      this call (CALL): the Node-RED host's clock in epoch
+--              milliseconds (the clock guard's "now", and the clock records
+--              expire by: the host's, not Redis TIME, so that every store
+--              and every test reads one clock), and 48 random bits naming
+--              the call (see "Resent calls").
+-- ARGV[3]      the n operations, OP_BYTES each (OP): the operation (a ping,
+--              RESET_ASSET, RESET_ALL), flags (HAS_HEADING: the ping has a
+--              heading, RETRY: the ping is a retried message), the 48-bit
+--              fingerprint of the ping's event values, then t (epoch
+--              milliseconds), lat, lon, heading, accuracy as doubles.
+-- ARGV[3+i]    operation i's asset id: its record's field in its bucket. An
+--              asset may appear more than once; its operations run in the
+--              order given.
 --
 -- Reply: one string, one REPLY per operation, in order: the reason code (0
 -- for a reset), dtSeconds, distanceMetres, headingChange, the asset's
 -- accepted and suppressed counts, and which of the three measures are
--- present (HAS_DT, HAS_DISTANCE, HAS_TURN).
+-- present (HAS_DT, HAS_DISTANCE, HAS_TURN); then a STATUS byte,
+-- LEGACY_READS when the client is to go on sending KEYS[2+n+i].
 --
--- THE RECORD (RECORD, RECORD_BYTES; src/redis/wire.ts says why that size)
--- is written with SET ... EX ttlSeconds when a ping is admitted and, when
--- only the suppressed count changed, that count alone with SETRANGE at
--- SUPPRESSED_AT (which keeps the TTL), so it expires ttlSeconds after the
--- last admission. Its fields:
+-- THE RECORD (RECORD_FORMAT[flags % REC_KINDS]) is the value of the asset
+-- id's field in its bucket. It is written with HSET when a ping is admitted
+-- and, when only the suppressed count changed, written again with its
+-- expiry as it was, so it expires ttlSeconds after the last admission. Its
+-- fields:
 --
+--   expires    when it expires, host clock, epoch ms: from then on it reads
+--              as absent, whether or not a sweep has removed it yet
+--   flags      REC_FLEET: events, heading, accuracy follow; REC_BEFORE: a
+--              TAIL is kept; REC_FRACTION: t is a double, not a whole
+--              number of milliseconds; any other bit: a kind of record this
+--              script does not know, read as absent
+--   epoch      the slot's epoch (mod EPOCH_MODULUS) it was written in
 --   t          the last admitted ping's time, epoch ms, exact
 --   lat, lon   its position in 1 / DEGREE_STEPS degrees (about 1 cm)
 --   accepted, suppressed   the asset's counts (at most MAX_COUNT)
 --   call       the last call that admitted a ping of this asset
 --   first      the index i of that call's first admitted ping of the asset
---   events     the admitted ping's event fingerprint
---   heading    in 1 / HEADING_STEPS degrees, NO_HEADING when it had none
---   accuracy   in 1 / ACCURACY_STEPS m (at most MAX_ACCURACY_STEP steps)
---   epoch      the slot's epoch (mod EPOCH_MODULUS) the record was written in
+--   and with REC_FLEET: events (the admitted ping's event fingerprint),
+--   heading (in 1 / HEADING_STEPS degrees, NO_HEADING when it had none),
+--   accuracy (in 1 / ACCURACY_STEPS m, at most MAX_ACCURACY_STEP steps)
 --
--- followed, sometimes, by a TAIL (t, lat, lon, events, heading, accuracy,
--- the record's bytes at TAIL_CUTS): the asset's baseline from before the
--- call named by `call`, kept when that call suppressed a ping of the asset
--- before its first admission (see below). Both stores keep the baseline at
--- this precision, so their decisions agree bit for bit.
+-- With REC_BEFORE, the field BEFORE_FIELD .. id of the bucket holds a TAIL
+-- (t, lat, lon, events, heading, accuracy): the asset's baseline from
+-- before the call named by `call`, kept when that call suppressed a ping of
+-- the asset before its first admission (see below). Both stores keep the
+-- baseline at this precision, so their decisions agree bit for bit.
+--
+-- BUCKETS. A record lives in one of many hashes, chosen by a hash of its
+-- asset id (src/redis/key-names.ts), so that Redis keeps each in its
+-- compact encoding: a few bytes per field beyond the field's own, where a
+-- key of its own costs about a hundred. Reading a record needs nothing but
+-- the record. A bucket is kept (PEXPIRE) a period past the end of the
+-- latest period (a PERIODS_PER_TTL-th of the TTL) a record of it expires
+-- in, so that no record outlives its bucket and a bucket nobody writes goes
+-- away by itself. A write that puts a record into a bucket, or moves a
+-- record's expiry into another period, names that period in a field
+-- (PERIOD_FIELD and a PERIOD: the TTL and the period's index), and the
+-- bucket in its own field (BUCKET_FIELD), in the same HSET; its count of
+-- fields added says whether the bucket is new (it gets its expiry) or the
+-- write is the bucket's first of that period: only then is the bucket's
+-- expiry renewed and the bucket swept: its records that have expired or
+-- are of another epoch, the tails they leave, and the fields of earlier
+-- periods are deleted (one HGETALL, one HDEL). A bucket so holds at most
+-- about a period's worth of expired records, and neither renewal nor sweep
+-- costs a read on the way to a decision.
 --
 -- Resets. The epoch key holds an EPOCH: a counter and the call that last
 -- raised it; it never expires. A record written in another epoch reads as
--- absent. "Reset every asset" raises the counter: O(1) on the server however
--- many keys exist, atomic with respect to every decision (a decision runs
--- wholly before or wholly after it), and a record written after it can
--- never be lost to it, which a SCAN and UNLINK running alongside new writes
--- could not promise. On a Cluster each slot has its own epoch key, and the
--- client sends the reset to every slot. "Reset the asset" deletes its
+-- absent (and is swept out of its bucket in time). "Reset every asset"
+-- raises the counter: O(1) on the server however many records exist,
+-- atomic with respect to every decision (a decision runs wholly before or
+-- wholly after it), and a record written after it can never be lost to it,
+-- which a SCAN and UNLINK running alongside new writes could not promise.
+-- On a Cluster each Cluster bucket's slot has its own epoch key, and the
+-- client sends the reset to every one. "Reset the asset" deletes its
 -- record. Both travel in the same call as the pings around them, so they
 -- take effect exactly between them.
 --
@@ -80,68 +114,105 @@
 -- later operation of the asset is replayed against the chain after it,
 -- exactly as the first run decided it. Operations of the asset before
 -- `first` were decided against the baseline from before the call, which is
--- why it is kept in the record's tail in that case, and only then. Admitted
--- pings are reported as 'replayed'; counts are reported as they stand. A
--- resend is recognised until another call admits a ping of the asset. A
--- reset of every asset raises the epoch once per call, resent or not.
+-- why it is kept in a TAIL in that case, and only then. Admitted pings are
+-- reported as 'replayed'; counts are reported as they stand. A resend is
+-- recognised until another call admits a ping of the asset. A reset of
+-- every asset raises the epoch once per call, resent or not.
 --
--- A retried message (flag 2: the node lost the decision of this very
+-- A retried message (RETRY: the node lost the decision of this very
 -- message and a Catch flow sent it again) whose ping is exactly the stored
 -- baseline was admitted by the lost attempt: it is 'replayed' too.
+--
+-- Earlier builds kept a record per asset in a string key of its own
+-- (LEGACY_RECORD, in the slot epoch mod LEGACY_EPOCH_MODULUS, expiring by
+-- its TTL: docs/redis.md, "Upgrading from a key per record"). The first call of this layout in a slot writes the slot's
+-- layout mark: its time, or 0 when the database was empty. While a TTL has
+-- not passed since, a record missing from its bucket is read from the old
+-- key (which the client sends then), and a decision against it writes the
+-- record into its bucket and deletes the old key; a reset of the asset
+-- deletes both. The reply says when the client may stop sending old keys.
 
 -- HOW IT IS WRITTEN. Redis runs this body once per call, and a call's time
 -- is the redis.call()s and the Lua work per ping (bench/script-cost.ts
--- measures it), so: a record is read with one GET, and written with one
--- SET or, when only the suppressed count changed, a SETRANGE of those four
--- bytes; the script defines no functions (a closure made per call costs an
--- allocation per local it uses, and a function call per ping a frame) and
--- makes no table or string per ping that it can avoid: one table per
--- asset, built whole by one constructor (a table that grows field by field
--- is rehashed as it grows), holding the baseline as the record's integer
--- steps; the tail is cut from the record as read;
--- numbers handed to redis.call are strings made once per call (Redis
--- formats a Lua number with sprintf on every call). One MGET of every
--- record of a call instead of a GET each measured about 5 % less per ping
--- at 500 pings per call, within this machine's noise; a GET per record
--- keeps a reset to the commands test/redis/reset.spec.ts counts.
+-- measures it), so: a record is read with one HGET and unpacked with one
+-- struct.unpack, and written with one HSET (of the record as read with its
+-- last field changed, when only the suppressed count changed); the script
+-- defines no functions (a closure made per call costs an allocation per
+-- local it uses, and a function call per ping a frame) and makes no table
+-- or string per ping that it can avoid: one table per asset, built whole by
+-- one constructor (a table that grows field by field is rehashed as it
+-- grows) of at most sixteen fields (Lua makes the next size up twice as
+-- large), holding the baseline as the record's integer steps. A header
+-- field read for every record (its epoch and the bucket's expiry in the
+-- place of the record's own) cost about a fifth more per ping in
+-- bench/script-cost.ts.
 
 local min_s, min_m, min_turn, max_ahead, ttl = struct.unpack(RULE, ARGV[1])
 local now, call = struct.unpack(CALL, ARGV[2])
 local ops = ARGV[3]
-local keys = KEYS
-local n_ops = #keys - 1
+local keys, argv = KEYS, ARGV
+local n_ops = #argv - 3
+-- Whether the client sent the old keys (KEYS[2+n+i]).
+local legacy_sent = #keys == 2 + 2 * n_ops
 
 -- From the prelude: RESET_ASSET, RESET_ALL (any other op is a ping), and
 -- every format, size, flag and step (redis/wire).
 
 local R = 6371008.8
 local RAD = math.pi / 180
-local sin, cos, asin, sqrt, floor, abs, min = math.sin, math.cos, math.asin, math.sqrt, math.floor, math.abs, math.min
-local pack, unpack, sub = struct.pack, struct.unpack, string.sub
+local sin, cos, asin, sqrt, floor, ceil, abs, min, max = math.sin, math.cos, math.asin, math.sqrt, math.floor, math.ceil, math.abs, math.min, math.max
+local spread = unpack
+local pack, unpack, sub, byte = struct.pack, struct.unpack, string.sub, string.byte
 local call_redis = redis.call
 
 local AHEAD, FIRST, REPLAYED, LATE = REASON.ahead, REASON.first, REASON.replayed, REASON.late
 local ELAPSED, EVENT, MOVED, TURNED, WINDOW = REASON.elapsed, REASON.event, REASON.moved, REASON.turned, REASON.window
 
-if #ops ~= n_ops * OP_BYTES then
-  return redis.error_reply('sliding-window: ' .. #ops .. ' bytes of operations for ' .. n_ops .. ' keys')
+if #ops ~= n_ops * OP_BYTES or not (legacy_sent or #keys == 2 + n_ops) then
+  return redis.error_reply('sliding-window: ' .. #ops .. ' bytes of operations, ' .. #keys .. ' keys and ' .. n_ops .. ' ids')
 end
 
 local clock_guard, ahead_ms = max_ahead >= 0, max_ahead * 1000
-local ttl_arg = tostring(ttl)
+local ttl_ms = ttl * 1000
+-- When a record admitted in this call expires.
+local expires_at = ceil(now + ttl_ms)
 
 -- The epoch of this slot, and whether this very call raised it last.
 local epoch, epoch_call = 0, -1
 local raw_epoch = call_redis('GET', keys[1])
 if raw_epoch and #raw_epoch == EPOCH_BYTES then epoch, epoch_call = unpack(EPOCH, raw_epoch) end
+-- The epoch as records hold it.
+local epoch_field = epoch % EPOCH_MODULUS
+
+-- Whether a record missing from its bucket may still be in its old key.
+local legacy = false
+if legacy_sent then
+  local since
+  local raw_mark = call_redis('GET', keys[2])
+  if raw_mark and #raw_mark == MARK_BYTES then
+    since = unpack(MARK, raw_mark)
+  else
+    -- The first call of this layout in the slot; an empty database holds
+    -- nothing of earlier builds (this call has written nothing yet).
+    since = 0
+    if call_redis('DBSIZE') > 0 then since = floor(now) end
+    call_redis('SET', keys[2], pack(MARK, since))
+  end
+  legacy = since > 0 and now < since + ttl_ms
+end
 
 -- An asset's state during this call, made on its first operation: its
 -- baseline (`has`, `t`, `events` and the record's steps `lat_q`, `lon_q`,
 -- `heading_q`, `accuracy_q`), its counts, what the record says about the
--- call that last admitted a ping (`call`, `first`), and `raw`, the record
--- as read when it holds the baseline from before this call (the tail,
--- should one be needed, is cut from it).
+-- call that last admitted a ping (`call`, `first`), its `expires` when
+-- live (false when read from its old key), and `raw`, the record as read.
 local states, order, out = {}, {}, {}
+-- Beside `order`, the bucket of each asset; and, by asset id, what few
+-- assets have: the baseline from before this call to keep as a tail, that
+-- this run is a resend for the asset, its key of an earlier build when
+-- a record was read from it or the asset was reset. (An asset's table is
+-- kept to sixteen fields: Lua makes the next size up twice as large.)
+local buckets, tails, resends, olds = {}, false, false, false
 -- Whether this run raised the epoch (a resend finds it raised by its first run).
 local raised = false
 local reset_reply = nil
@@ -152,6 +223,7 @@ for i = 1, n_ops do
   if op == RESET_ALL then
     if epoch_call ~= call then
       epoch, epoch_call, raised = epoch + 1, call, true
+      epoch_field = epoch % EPOCH_MODULUS
       call_redis('SET', keys[1], pack(EPOCH, epoch, call))
     end
     -- Every asset this call has touched is gone as well. A resend whose
@@ -159,44 +231,81 @@ for i = 1, n_ops do
     -- another call has written since is newer than the reset, and stays.
     for j = 1, #order do
       local s = states[order[j]]
-      if raised or s.resend then s.has, s.acc, s.sup, s.write = false, 0, 0, 'del' end
+      if raised or (resends and resends[order[j]]) then s.has, s.acc, s.sup, s.write = false, 0, 0, 'del' end
     end
     reset_reply = reset_reply or pack(REPLY, 0, 0, 0, 0, 0, 0, 0)
     out[i] = reset_reply
   else
-    local key = keys[i + 1]
-    local s = states[key]
-    if not s then
+    local id = argv[3 + i]
+    local s = states[id]
+    local resend = false
+    if s then
+      resend = resends and resends[id] or false
+    else
+      local bkey = keys[2 + i]
       s = { has = false, t = 0, lat_q = 0, lon_q = 0, heading_q = NO_HEADING, accuracy_q = 0, events = 0,
-            acc = 0, sup = 0, call = false, first = 0, raw = false, resend = false, write = false, admitted = false,
-            suppressed_before = false, tail = false }
-      local raw = call_redis('GET', key)
+            acc = 0, sup = 0, call = false, first = 0, expires = 0, raw = false,
+            write = false, admitted = false, suppressed_before = false }
+      local raw = call_redis('HGET', bkey, id)
       if raw then
-        local len = #raw
-        if len == RECORD_BYTES or len == RECORD_BYTES + TAIL_BYTES then
-          local r_t, lat_q, lon_q, acc, sup, rcall, first, r_events, heading_q, accuracy_q, rec_epoch = unpack(RECORD, raw)
-          if rec_epoch == epoch % EPOCH_MODULUS then
-            s.acc, s.sup, s.call, s.first = acc, sup, rcall, first
+        local rflags = byte(raw, RECORD_FLAGS_AT) or REC_KINDS
+        -- Kept even when it is not live: a tail beside it goes with it.
+        s.raw = raw
+        if RECORD_SIZE[rflags + 1] == #raw then
+          local expires, _, rec_epoch, r_t, lat_q, lon_q, acc, rcall, first, r_events, heading_q, accuracy_q, sup
+          if rflags % (2 * REC_FLEET) >= REC_FLEET then
+            expires, _, rec_epoch, r_t, lat_q, lon_q, acc, rcall, first, r_events, heading_q, accuracy_q, sup = unpack(RECORD_FORMAT[rflags + 1], raw)
+          else
+            expires, _, rec_epoch, r_t, lat_q, lon_q, acc, rcall, first, sup = unpack(RECORD_FORMAT[rflags + 1], raw)
+            r_events, heading_q, accuracy_q = 0, NO_HEADING, 0
+          end
+          if expires > now and rec_epoch == epoch_field then
+            s.acc, s.sup, s.call, s.first, s.expires = acc, sup, rcall, first, expires
             if rcall == call then
               -- A resend: start from where the first run started.
-              s.resend = true
-              if len > RECORD_BYTES then
-                r_t, lat_q, lon_q, r_events, heading_q, accuracy_q = unpack(TAIL, raw, RECORD_BYTES + 1)
-                s.has, s.t, s.lat_q, s.lon_q, s.events, s.heading_q, s.accuracy_q = true, r_t, lat_q, lon_q, r_events, heading_q, accuracy_q
+              resend = true
+              resends = resends or {}
+              resends[id] = true
+              if rflags % (2 * REC_BEFORE) >= REC_BEFORE then
+                local before = call_redis('HGET', bkey, BEFORE_FIELD .. id)
+                if before and #before == TAIL_BYTES then
+                  r_t, lat_q, lon_q, r_events, heading_q, accuracy_q = unpack(TAIL, before)
+                  s.has, s.t, s.lat_q, s.lon_q, s.events, s.heading_q, s.accuracy_q = true, r_t, lat_q, lon_q, r_events, heading_q, accuracy_q
+                end
               end
             else
-              s.raw = raw
+              s.has, s.t, s.lat_q, s.lon_q, s.events, s.heading_q, s.accuracy_q = true, r_t, lat_q, lon_q, r_events, heading_q, accuracy_q
+            end
+          end
+        end
+      elseif legacy then
+        local old_key = keys[2 + n_ops + i]
+        local old = call_redis('GET', old_key)
+        if old then
+          olds = olds or {}
+          olds[id] = old_key
+          local len = #old
+          if len == LEGACY_RECORD_BYTES or len == LEGACY_RECORD_BYTES + TAIL_BYTES then
+            local r_t, lat_q, lon_q, acc, sup, rcall, first, r_events, heading_q, accuracy_q, rec_epoch = unpack(LEGACY_RECORD, old)
+            if rec_epoch == epoch % LEGACY_EPOCH_MODULUS then
+              -- It expires as the old key would have (read only if a suppression keeps it).
+              s.acc, s.sup, s.call, s.first, s.expires = acc, sup, rcall, first, false
               s.has, s.t, s.lat_q, s.lon_q, s.events, s.heading_q, s.accuracy_q = true, r_t, lat_q, lon_q, r_events, heading_q, accuracy_q
             end
           end
         end
       end
-      states[key] = s
-      order[#order + 1] = key
+      states[id] = s
+      order[#order + 1] = id
+      buckets[#order] = bkey
     end
 
     if op == RESET_ASSET then
       s.has, s.acc, s.sup, s.write = false, 0, 0, 'del'
+      if legacy then
+        olds = olds or {}
+        olds[id] = keys[2 + n_ops + i]
+      end
       reset_reply = reset_reply or pack(REPLY, 0, 0, 0, 0, 0, 0, 0)
       out[i] = reset_reply
     else
@@ -237,7 +346,7 @@ for i = 1, n_ops do
 
       -- Whether the ping becomes the baseline.
       local becomes = false
-      if s.resend then
+      if resend then
         if i == s.first or (ADMITS[reason] and reason ~= REPLAYED) then
           reason, dt, m, turn = REPLAYED, nil, nil, nil
           becomes = true
@@ -247,16 +356,15 @@ for i = 1, n_ops do
       elseif ADMITS[reason] then
         if not s.admitted then
           -- This call's first admission of the asset: the record will name it,
-          -- and keep the baseline from before the call if a ping of the asset
-          -- was suppressed against it first.
+          -- and keep the baseline from before the call (still the state's,
+          -- which only an admission changes) if a ping of the asset was
+          -- suppressed against it first. (A record was read when the state
+          -- names a call: a resend never comes here.)
+          local had = s.call
           s.admitted, s.first, s.call = true, i, call
-          local raw = s.raw
-          if s.suppressed_before and raw then
-            local parts = {}
-            for k = 1, #TAIL_CUTS, 2 do parts[#parts + 1] = sub(raw, TAIL_CUTS[k], TAIL_CUTS[k + 1]) end
-            s.tail = table.concat(parts)
-          else
-            s.tail = false
+          if s.suppressed_before and had then
+            tails = tails or {}
+            tails[id] = pack(TAIL, s.t, s.lat_q, s.lon_q, s.events, s.heading_q, s.accuracy_q)
           end
         end
         becomes = true
@@ -293,24 +401,134 @@ for i = 1, n_ops do
   end
 end
 
-local epoch_field = epoch % EPOCH_MODULUS
+-- The writes, asset by asset, in the order the call first met them.
+-- Periods (see BUCKETS): their length, the period records admitted in
+-- this call expire in, and (made when first needed) what the field naming
+-- a period of this TTL starts with.
+local period_ms = ttl_ms / PERIODS_PER_TTL
+local admitted_period = floor(expires_at / period_ms)
+local period_head = false
+-- The buckets swept in this call.
+local swept = false
 for j = 1, #order do
-  local key = order[j]
-  local s = states[key]
+  local id = order[j]
+  local s = states[id]
   local write = s.write
-  if write and not s.resend then
-    if write == 'set' then
-      local record = pack(RECORD, s.t, s.lat_q, s.lon_q, s.acc, s.sup, s.call, s.first, s.events, s.heading_q,
-        s.accuracy_q, epoch_field)
-      if s.tail then record = record .. s.tail end
-      call_redis('SET', key, record, 'EX', ttl_arg)
-    elseif write == 'keep' then
-      -- Only the suppressed count changed: the rest of the record, and its
-      -- TTL (which runs from the last admission), stay as they are.
-      call_redis('SETRANGE', key, SUPPRESSED_AT, pack(COUNT, s.sup))
+  if write and not (resends and resends[id]) then
+    local bkey = buckets[j]
+    local tail = tails and tails[id]
+    -- Whether the record as read, live or not, has a tail beside it.
+    local had_tail = false
+    if s.raw and write ~= 'keep' then had_tail = (byte(s.raw, RECORD_FLAGS_AT) or 0) % (2 * REC_BEFORE) >= REC_BEFORE end
+    if write == 'del' then
+      if had_tail then call_redis('HDEL', bkey, id, BEFORE_FIELD .. id)
+      else call_redis('HDEL', bkey, id) end
     else
-      call_redis('DEL', key)
+      local expires, rflags
+      if write == 'set' then
+        expires, rflags = expires_at, 0
+        if tail then rflags = REC_BEFORE end
+      else
+        -- Only the suppressed count changed: the record expires when it did.
+        expires, rflags = s.expires, 0
+        if not expires then
+          -- Read from its old key: it expires as that key would have.
+          expires = ceil(now + max(call_redis('PTTL', olds and olds[id]), 1))
+          rflags = 0
+        end
+      end
+      local record
+      if write == 'keep' and s.expires then
+        -- The record as read with its last field, the suppressed count, changed.
+        local raw = s.raw
+        record = sub(raw, 1, #raw - COUNT_BYTES) .. pack(COUNT, s.sup)
+      else
+        local t = s.t
+        if t % 1 ~= 0 or t < 0 or t > MAX_WHOLE_T then rflags = rflags + REC_FRACTION end
+        if s.events ~= 0 or s.heading_q ~= NO_HEADING or s.accuracy_q ~= 0 then
+          rflags = rflags + REC_FLEET
+          record = pack(RECORD_FORMAT[rflags + 1], expires, rflags, epoch_field, t, s.lat_q, s.lon_q, s.acc, s.call, s.first,
+            s.events, s.heading_q, s.accuracy_q, s.sup)
+        else
+          record = pack(RECORD_FORMAT[rflags + 1], expires, rflags, epoch_field, t, s.lat_q, s.lon_q, s.acc, s.call, s.first, s.sup)
+        end
+      end
+      -- The record names its expiry's period when it is new to the bucket
+      -- or its expiry moves into another period; a kept one never does.
+      local period = false
+      local old_expires = s.expires
+      if expires ~= old_expires then
+        if write == 'set' then
+          if not old_expires or old_expires == 0 or admitted_period ~= floor(old_expires / period_ms) then period = admitted_period end
+        else
+          period = floor(expires / period_ms)
+        end
+      end
+      if period then
+        -- HSET counts the fields it adds: the record when none was there,
+        -- the tail when none was there, the period's field when this is the
+        -- bucket's first write of the period, and the bucket's own field
+        -- when the bucket is new (and then the period's too).
+        local field = PERIOD_FIELD .. pack(PERIOD, ttl, period)
+        period_head = period_head or sub(field, 1, PERIOD_HEAD_BYTES)
+        local added
+        if tail then added = call_redis('HSET', bkey, id, record, BEFORE_FIELD .. id, tail, field, '', BUCKET_FIELD, '')
+        else added = call_redis('HSET', bkey, id, record, field, '', BUCKET_FIELD, '') end
+        if not s.raw then added = added - 1 end
+        if tail and not had_tail then added = added - 1 end
+        -- Kept a period past the end of the period.
+        local kept = ceil((period + 2) * period_ms - now)
+        if added == 2 then
+          call_redis('PEXPIRE', bkey, kept)
+        elseif added == 1 then
+          -- Another TTL's period may have it kept longer: never shortened (PTTL
+          -- first, not PEXPIRE's GT, which Redis has only since 7.0).
+          if call_redis('PTTL', bkey) < kept then call_redis('PEXPIRE', bkey, kept) end
+          swept = swept or {}
+          if not swept[bkey] then
+            swept[bkey] = true
+            local all = call_redis('HGETALL', bkey)
+            local dead, live = {}, {}
+            for k = 1, #all, 2 do
+              local name, value = all[k], all[k + 1]
+              if byte(name, 1) ~= OWN_FIELD_BYTE then
+                local f = byte(value, RECORD_FLAGS_AT) or REC_KINDS
+                -- A record of a kind this script knows; another kind is left to the release that wrote it.
+                if RECORD_SIZE[f + 1] == #value then
+                  local e, _, rec_epoch = unpack(RECORD_FORMAT[f + 1], value)
+                  if e <= now or rec_epoch ~= epoch_field then dead[#dead + 1] = name
+                  elseif f % (2 * REC_BEFORE) >= REC_BEFORE then live[name] = true end
+                end
+              elseif name ~= field and sub(name, 1, #period_head) == period_head then
+                -- An earlier period's field of this TTL (those of another TTL are left to it).
+                dead[#dead + 1] = name
+              end
+            end
+            for k = 1, #all, 2 do
+              local name = all[k]
+              -- A tail whose record has gone, or no longer keeps one.
+              if sub(name, 1, #BEFORE_FIELD) == BEFORE_FIELD and not live[sub(name, #BEFORE_FIELD + 1)] then dead[#dead + 1] = name end
+            end
+            for from = 1, #dead, 1000 do call_redis('HDEL', bkey, spread(dead, from, min(from + 999, #dead))) end
+          end
+        end
+      elseif tail then
+        call_redis('HSET', bkey, id, record, BEFORE_FIELD .. id, tail)
+      else
+        call_redis('HSET', bkey, id, record)
+      end
+      -- A tail from an earlier call that this record no longer needs.
+      if write == 'set' and not tail and had_tail then
+        call_redis('HDEL', bkey, BEFORE_FIELD .. id)
+      end
     end
+    -- A record read from, or reset in, its old key is in its bucket now (or gone).
+    local old = olds and olds[id]
+    if old then call_redis('DEL', old) end
   end
 end
+
+local status = 0
+if legacy then status = LEGACY_READS end
+out[n_ops + 1] = pack(STATUS, status)
 return table.concat(out)

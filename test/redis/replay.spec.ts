@@ -6,16 +6,18 @@
  * run wrote; a suppression again as the suppression it was) and write
  * nothing; a reset in a resent call raises its epoch once. Simulated here by
  * sending the identical call twice, packed from the Lua headers' layouts.
- * Also: what the records and entries hold, byte for byte.
+ * Also: what the records and entries hold, byte for byte, in their buckets.
  */
 import assert from 'node:assert/strict';
-import { epochKey, SEEN_SEGMENT, seenGroupEpochKey, seenKey, WINDOW_SEGMENT, windowRecordKey } from '../../src/redis/key-names';
-import { decodeOutcomes, decodeWindowRecord, type WindowRecord } from '../../src/stores/redis-window-store';
+import { epochKey, layoutMarkKey, SEEN_SEGMENT, seenBucketKey, seenGroupEpochKey, WINDOW_SEGMENT, windowBucketKey } from '../../src/redis/key-names';
+import { BUCKET_FIELD } from '../../src/redis/wire';
+import { decodeOutcomes, decodeWindowRecord, decodeWindowTail, type WindowRecord } from '../../src/stores/redis-window-store';
 import { claimNames, settleNames } from '../contract/seen-store.contract';
 import { BASE_SECONDS, LAT, LON } from '../contract/window-store.contract';
 import { useRedis } from '../support/global-hooks';
 import {
   decodeEpoch,
+  ownField,
   scriptedClientPerTest,
   seenCall,
   seenOps,
@@ -37,18 +39,21 @@ describe('redis scripts: a resent call is recognised by its token', () => {
 
   describe('sliding window', () => {
     const epoch = epochKey(PREFIX, WINDOW_SEGMENT, undefined);
-    const key = windowRecordKey(PREFIX, 'veh-1');
+    const mark = layoutMarkKey(PREFIX, undefined);
+    const bucket = windowBucketKey(PREFIX, 'veh-1');
     const at = (seconds: number, lat = LAT, more: Partial<RawWindowOp> = {}): RawWindowOp => ({ op: 'ping', t: T0 + seconds * 1000, lat, lon: LON, ...more });
     /** reason (or 'reset'), dtSeconds, distanceMetres, accepted, suppressed of each operation. */
     type Row = [string, number | null, number | null, number, number] | ['reset'];
     const call = async (token: number, ...ops: RawWindowOp[]): Promise<Row[]> => {
-      const keys = [epoch, ...ops.map((op) => (op.op === 'resetAll' ? epoch : key))];
-      const reply = await client().dedupSlidingWindowBuffer(keys.length, keys, RULE, windowCall(NOW, token), windowOps(ops));
+      const keys = [epoch, mark, ...ops.map((op) => (op.op === 'resetAll' ? epoch : bucket))];
+      const ids = ops.map((op) => (op.op === 'resetAll' ? '' : 'veh-1'));
+      const reply = await client().dedupSlidingWindowBuffer(keys.length, keys, RULE, windowCall(NOW, token), windowOps(ops), ids);
       return decodeOutcomes(reply).map((o) => (o === undefined ? ['reset'] : [o.reason, o.dtSeconds, o.distanceMetres, o.accepted, o.suppressed]));
     };
     const reasons = (rows: Row[]): string[] => rows.map((row) => row[0]);
-    const record = async (): Promise<WindowRecord> => decodeWindowRecord((await client().getBuffer(key)) as Buffer);
-    const raw = async (): Promise<Buffer | null> => client().getBuffer(key);
+    const record = async (): Promise<WindowRecord> => decodeWindowRecord((await client().hgetBuffer(bucket, 'veh-1')) as Buffer);
+    const raw = async (): Promise<Buffer | null> => client().hgetBuffer(bucket, 'veh-1');
+    const tail = async (): Promise<Buffer | null> => client().hgetBuffer(bucket, ownField(BUCKET_FIELD.before, 'veh-1'));
 
     it('reports an admitted ping as replayed, not late, and does not count it twice', async () => {
       assert.deepEqual(await call(101, at(0)), [['first', null, null, 1, 0]]);
@@ -75,7 +80,7 @@ describe('redis scripts: a resent call is recognised by its token', () => {
       assert.deepEqual(resent[1]?.slice(0, 3), first[1]?.slice(0, 3));
       assert.deepEqual(resent.map((row) => row.slice(3)), [[3, 1], [3, 1], [3, 1], [3, 1]], 'counts as they stand, not counted again');
       const written = await record();
-      assert.deepEqual([written.first, written.call, written.before], [1, 105, null]);
+      assert.deepEqual([written.first, written.call, written.before], [1, 105, false]);
     });
 
     it('re-derives suppressions before the call\'s first admission from the baseline kept for it', async () => {
@@ -86,17 +91,17 @@ describe('redis scripts: a resent call is recognised by its token', () => {
       const pings = [at(4), at(10, moved), at(12, moved), at(1)];
       const first = await call(111, ...pings);
       assert.deepEqual(reasons(first), ['window', 'moved', 'window', 'late']);
-      assert.equal((await raw())?.length, 44 + 26, 'the record keeps the baseline from before the call');
       const written = await record();
       assert.equal(written.first, 2);
-      assert.deepEqual(written.before, { t: T0, lat: LAT, lon: LON }, 'the baseline from before call 111');
+      assert.equal(written.before, true, 'the record keeps the baseline from before the call beside it');
+      assert.deepEqual(decodeWindowTail((await tail()) as Buffer), { t: T0, lat: LAT, lon: LON }, 'the baseline from before call 111');
       const resent = await call(111, ...pings);
       assert.deepEqual(resent.map((row) => row.slice(0, 3)), first.map((row, i) => (i === 1 ? ['replayed', null, null] : row.slice(0, 3))));
       assert.deepEqual(await record(), written, 'the resend wrote nothing');
       // The next admission by another call drops the kept baseline.
       await call(112, at(200, moved));
-      assert.equal((await raw())?.length, 44);
-      assert.equal((await record()).before, null);
+      assert.equal((await record()).before, false);
+      assert.equal(await tail(), null);
     });
 
     it('still recognises a resend after another call only suppressed pings of the asset', async () => {
@@ -167,20 +172,24 @@ describe('redis scripts: a resent call is recognised by its token', () => {
 
   describe('sliding window record', () => {
     const epoch = epochKey(PREFIX, WINDOW_SEGMENT, undefined);
-    const key = windowRecordKey(PREFIX, 'veh-2');
-    const call = async (token: number, op: RawWindowOp): Promise<string> => {
-      const reply = await client().dedupSlidingWindowBuffer(2, [epoch, key], RULE, windowCall(NOW, token), windowOps([op]));
+    const mark = layoutMarkKey(PREFIX, undefined);
+    const bucket = windowBucketKey(PREFIX, 'veh-2');
+    const call = async (token: number, op: RawWindowOp, nowMs = NOW): Promise<string> => {
+      const reply = await client().dedupSlidingWindowBuffer(3, [epoch, mark, bucket], RULE, windowCall(nowMs, token), windowOps([op]), ['veh-2']);
       return decodeOutcomes(reply)[0]?.reason ?? 'reset';
     };
+    const read = async (): Promise<WindowRecord> => decodeWindowRecord((await client().hgetBuffer(bucket, 'veh-2')) as Buffer);
 
-    it('is one 44-byte string with every field of the rules, and the TTL', async () => {
+    it('is one 49-byte field of its bucket with every field of the rules and its expiry; the bucket expires after it', async () => {
       const events = 2 ** 48 - 2;
       assert.equal(await call(201, { op: 'ping', t: T0 + 0.25, lat: 52.520008712345, lon: -13.4049547000001, heading: 359.996, accuracy: 12.34, events }), 'first');
-      assert.equal(await client().type(key), 'string');
-      assert.equal(await client().strlen(key), 44);
-      const ttl = await client().ttl(key);
-      assert.ok(ttl > 3590 && ttl <= 3600, String(ttl));
-      assert.deepEqual(decodeWindowRecord((await client().getBuffer(key)) as Buffer), {
+      assert.equal(await client().type(bucket), 'hash');
+      assert.equal(await client().object('ENCODING', bucket), 'listpack');
+      // A fraction of a millisecond: the time as a double (51 bytes); a whole one as 6 bytes (49).
+      assert.equal((await client().hgetBuffer(bucket, 'veh-2'))?.length, 51);
+      assert.deepEqual(await read(), {
+        expires: NOW + 3_600_000, // host clock + ttlSeconds
+        epoch: 0,
         t: T0 + 0.25, // exact
         lat: 52.5200087, // to 1e-7 degrees
         lon: -13.4049547,
@@ -191,57 +200,74 @@ describe('redis scripts: a resent call is recognised by its token', () => {
         events,
         heading: 0, // 359.996 to 0.01 degrees is 360, which is north
         accuracy: 12.3, // to 0.1 m
-        epoch: 0,
-        before: null,
+        before: false,
       });
+      assert.equal(await call(202, { op: 'ping', t: T0 + 61_000, lat: LAT, lon: LON, heading: 10, accuracy: 1, events: 1 }), 'elapsed');
+      assert.equal((await client().hgetBuffer(bucket, 'veh-2'))?.length, 49);
+      const pttl = await client().pttl(bucket);
+      assert.ok(pttl > 3_600_000 && pttl <= 3_600_000 * 1.5, `the bucket expires a period past the period its record expires in: PTTL ${pttl}`);
     });
 
     it('stores a missing heading as none, and caps the accuracy', async () => {
       await call(202, { op: 'ping', t: T0, lat: LAT, lon: LON, accuracy: 1e6 });
-      const written = decodeWindowRecord((await client().getBuffer(key)) as Buffer);
+      const written = await read();
       assert.ok(Number.isNaN(written.heading));
       assert.equal(written.accuracy, 6553.4);
     });
 
-    it('keeps the TTL of the last admission when it only counts a suppression', async () => {
+    it('is 39 bytes without a heading, an accuracy or event values', async () => {
+      await call(203, { op: 'ping', t: T0, lat: LAT, lon: LON });
+      assert.equal((await client().hgetBuffer(bucket, 'veh-2'))?.length, 39);
+      assert.deepEqual([(await read()).events, (await read()).accuracy], [0, 0]);
+    });
+
+    it('keeps the expiry of the last admission when it only counts a suppression, and reads as absent from then on', async () => {
       await call(205, { op: 'ping', t: T0, lat: LAT, lon: LON });
-      await client().expire(key, 100);
-      assert.equal(await call(206, { op: 'ping', t: T0 + 4000, lat: LAT, lon: LON }), 'window');
-      const ttl = await client().ttl(key);
-      assert.ok(ttl > 90 && ttl <= 100, `TTL ${ttl}: a suppression must not extend the record's life`);
-      assert.equal(decodeWindowRecord((await client().getBuffer(key)) as Buffer).suppressed, 1);
-      assert.equal(await call(207, { op: 'ping', t: T0 + 61_000, lat: LAT, lon: LON }), 'elapsed');
-      assert.ok((await client().ttl(key)) > 3590, 'an admission starts the TTL again');
+      const admitted = await read();
+      assert.equal(await call(206, { op: 'ping', t: T0 + 4000, lat: LAT, lon: LON }, NOW + 100_000), 'window');
+      const kept = await read();
+      assert.equal(kept.expires, admitted.expires, 'a suppression must not extend the record\'s life');
+      assert.equal(kept.suppressed, 1);
+      assert.equal(await call(207, { op: 'ping', t: T0 + 61_000, lat: LAT, lon: LON }, NOW + 200_000), 'elapsed');
+      assert.equal((await read()).expires, NOW + 200_000 + 3_600_000, 'an admission starts the TTL again');
+      // Past its expiry by the host clock, the record is no baseline, whatever Redis holds.
+      assert.equal(await call(208, { op: 'ping', t: T0 + 62_000, lat: LAT, lon: LON }, NOW + 200_000 + 3_600_000), 'first');
     });
 
     it('reads a value of another shape as absent and replaces it', async () => {
-      for (const junk of [Buffer.from('x'), Buffer.alloc(43), Buffer.alloc(45)]) {
-        await client().set(key, junk);
+      for (const junk of [Buffer.from('x'), Buffer.alloc(38), Buffer.alloc(40), Buffer.from([0, 0, 0, 0, 0, 0, 0x80, ...Buffer.alloc(32)])]) {
+        await client().hset(bucket, 'veh-2', junk);
         assert.equal(await call(208, { op: 'ping', t: T0 + 4000, lat: LAT, lon: LON }), 'first');
-        assert.equal(await client().strlen(key), 44);
+        assert.equal((await client().hgetBuffer(bucket, 'veh-2'))?.length, 39);
       }
     });
 
     it('refuses operations that do not match the keys', async () => {
-      await assert.rejects(client().dedupSlidingWindowBuffer(2, [epoch, key], RULE, windowCall(NOW, 209), Buffer.alloc(47)), /47 bytes of operations for 1 keys/);
+      await assert.rejects(client().dedupSlidingWindowBuffer(3, [epoch, mark, bucket], RULE, windowCall(NOW, 209), Buffer.alloc(47), ['veh-2']), /47 bytes of operations, 3 keys and 1 ids/);
     });
   });
 
   describe('seen set', () => {
     const slotEpoch = epochKey(PREFIX, SEEN_SEGMENT, undefined);
+    const mark = layoutMarkKey(PREFIX, undefined);
     const group = seenGroupEpochKey(PREFIX, 'bin-A17');
-    const k1 = seenKey(PREFIX, 'bin-A17', 'bin-A17:41:76c73ee2946cc70e');
-    const k2 = seenKey(PREFIX, 'bin-A17', 'bin-A17:42:ed9b14ef6ee4c460');
+    const f1 = 'bin-A17:41:76c73ee2946cc70e';
+    const f2 = 'bin-A17:42:ed9b14ef6ee4c460';
+    const b1 = seenBucketKey(PREFIX, 'bin-A17', f1);
+    const b2 = seenBucketKey(PREFIX, 'bin-A17', f2);
     const LEASE_MS = 60_000;
-    /** KEYS: 1 slot epoch, 2 group epoch, 3 k1, 4 k2. */
+    /** KEYS: 1 slot epoch, 2 layout mark, 3 group epoch, 4 f1's bucket, 5 f2's bucket; ARGV: the fields. */
     const call = async (token: number, ops: Omit<RawSeenOp, 'group'>[], more: { confirm?: boolean; nowMs?: number } = {}): Promise<number[]> => {
       const argv = seenCall({ nowMs: more.nowMs ?? NOW, ttlSeconds: 3600, leaseMs: LEASE_MS, confirm: more.confirm ?? false, token });
-      return client().dedupSeenSet(4, [slotEpoch, group, k1, k2], argv, seenOps(ops.map((op) => ({ ...op, group: 2 }))));
+      const fields = ops.map((op) => (op.key === 4 ? f1 : op.key === 5 ? f2 : ''));
+      const reply = await client().dedupSeenSet(5, [slotEpoch, mark, group, b1, b2], argv, seenOps(ops.map((op) => ({ ...op, group: 3 }))), fields);
+      return reply.slice(0, ops.length);
     };
     const claims = (token: number): Omit<RawSeenOp, 'group'>[] => [
-      { op: 'claim', key: 3, token },
       { op: 'claim', key: 4, token },
+      { op: 'claim', key: 5, token },
     ];
+    const entries = async (): Promise<(Buffer | null)[]> => [await client().hgetBuffer(b1, f1), await client().hgetBuffer(b2, f2)];
 
     it('answers a resent claim as replayed, and another message\'s claim as a duplicate', async () => {
       assert.deepEqual(claimNames(await call(301, claims(7001))), ['admitted', 'admitted']);
@@ -253,22 +279,22 @@ describe('redis scripts: a resent call is recognised by its token', () => {
       assert.deepEqual(claimNames(await call(303, claims(7003), { confirm: true })), ['admitted', 'admitted']);
       const later = NOW + LEASE_MS - 1;
       assert.deepEqual(claimNames(await call(303, claims(7003), { confirm: true, nowMs: later })), ['replayed', 'replayed']);
-      const raw = (await client().getBuffer(k1)) as Buffer;
-      assert.equal(raw.length, 19, 'a pending entry carries its deadline');
-      assert.equal(raw.readDoubleLE(11), later + LEASE_MS);
+      const raw = (await client().hgetBuffer(b1, f1)) as Buffer;
+      assert.equal(raw.length, 24, 'a pending entry carries its deadline');
+      assert.equal(raw.readDoubleLE(16), later + LEASE_MS);
       assert.deepEqual(claimNames(await call(304, claims(7004), { confirm: true, nowMs: NOW + LEASE_MS + 1 })), ['inFlight', 'inFlight']);
     });
 
     it('answers a resent confirm and a resent release as settled, and leaves the entry as the first run did', async () => {
-      await call(305, [{ op: 'claim', key: 3, token: 7005 }, { op: 'claim', key: 4, token: 7005 }], { confirm: true });
+      await call(305, [{ op: 'claim', key: 4, token: 7005 }, { op: 'claim', key: 5, token: 7005 }], { confirm: true });
       const settle: Omit<RawSeenOp, 'group'>[] = [
-        { op: 'confirm', key: 3, token: 7005 },
-        { op: 'release', key: 4, token: 7005 },
+        { op: 'confirm', key: 4, token: 7005 },
+        { op: 'release', key: 5, token: 7005 },
       ];
       assert.deepEqual(settleNames(await call(306, settle, { confirm: true })), ['settled', 'settled']);
-      const after = [await client().getBuffer(k1), await client().getBuffer(k2)];
+      const after = await entries();
       assert.deepEqual(settleNames(await call(306, settle, { confirm: true })), ['settled', 'settled']);
-      assert.deepEqual([await client().getBuffer(k1), await client().getBuffer(k2)], after);
+      assert.deepEqual(await entries(), after);
     });
 
     it('raises a reset\'s epoch once, however often the call is resent, and never loses what was written after it', async () => {
@@ -279,27 +305,28 @@ describe('redis scripts: a resent call is recognised by its token', () => {
       assert.deepEqual(decodeEpoch(await client().getBuffer(slotEpoch)), { count: 1, call: 311 });
       assert.deepEqual(claimNames(await call(313, claims(7013))), ['duplicate', 'duplicate'], 'the claims after the reset survived its resend');
 
-      assert.deepEqual(await call(314, [{ op: 'resetGroup', key: 2, token: 0 }]), [0]);
+      assert.deepEqual(await call(314, [{ op: 'resetGroup', key: 3, token: 0 }]), [0]);
       assert.deepEqual(claimNames(await call(315, claims(7015))), ['admitted', 'admitted']);
-      assert.deepEqual(await call(314, [{ op: 'resetGroup', key: 2, token: 0 }]), [0]);
+      assert.deepEqual(await call(314, [{ op: 'resetGroup', key: 3, token: 0 }]), [0]);
       assert.deepEqual(decodeEpoch(await client().getBuffer(group)), { count: 1, call: 314 });
       assert.deepEqual(claimNames(await call(316, claims(7016))), ['duplicate', 'duplicate']);
     });
 
-    it('writes an entry with SET PX: epochs, state and token, and the TTL', async () => {
+    it('writes an entry with HSET: its expiry, epochs, state and token; the bucket expires after it', async () => {
       await call(320, claims(7020));
       await call(321, claims(7021));
-      const raw = (await client().getBuffer(k1)) as Buffer;
-      assert.equal(raw.length, 11);
-      assert.deepEqual([raw.readUInt16LE(0), raw.readUInt16LE(2), raw[4], raw.readUIntLE(5, 6)], [0, 0, 0, 7020], 'first write wins');
-      const pttl = await client().pttl(k1);
-      assert.ok(pttl > 3_590_000 && pttl <= 3_600_000, String(pttl));
+      const raw = (await client().hgetBuffer(b1, f1)) as Buffer;
+      assert.equal(raw.length, 16);
+      // Its expiry and its state (seen: 0) in one number: expiry + state * 2^46.
+      assert.deepEqual([raw.readUIntLE(0, 6), raw.readUInt16LE(6), raw.readUInt16LE(8), raw.readUIntLE(10, 6)], [NOW + 3_600_000, 0, 0, 7020], 'first write wins');
+      const pttl = await client().pttl(b1);
+      assert.ok(pttl > 3_600_000 && pttl <= 3_600_000 * 1.5, String(pttl));
     });
 
     it('refuses an unknown operation and operations of a broken length', async () => {
       const argv = seenCall({ nowMs: NOW, ttlSeconds: 3600, leaseMs: LEASE_MS, confirm: false, token: 330 });
-      await assert.rejects(client().dedupSeenSet(2, [slotEpoch, k1], argv, Buffer.alloc(11)), /unknown operation 0/);
-      await assert.rejects(client().dedupSeenSet(2, [slotEpoch, k1], argv, Buffer.alloc(12)), /not whole operations/);
+      await assert.rejects(client().dedupSeenSet(3, [slotEpoch, mark, b1], argv, Buffer.alloc(13), ['']), /unknown operation 0/);
+      await assert.rejects(client().dedupSeenSet(3, [slotEpoch, mark, b1], argv, Buffer.alloc(14), ['']), /14 bytes of operations for 1 keys/);
     });
   });
 });
