@@ -12,9 +12,9 @@
 -- answers.
 --
 -- KEYS[1]    the epoch key of this call's hash slot (see "Resets").
--- KEYS[2]    the layout mark of the slot (see "Earlier builds").
--- KEYS[3..]  buckets, group epoch keys and (only while earlier builds'
---            entries may still be read) the keys they kept entries in, as the operations name them. All keys of one
+-- KEYS[2..]  buckets, group epoch keys and (only while earlier builds'
+--            entries may still be read: the last key is then the slot's
+--            layout mark, see "Earlier builds") the keys they kept entries in, as the operations name them. All keys of one
 --            call share a hash slot (none has a tag on one server; on a
 --            Cluster each starts with the tag of its device's Cluster
 --            bucket), so one burst from one device is one call and the
@@ -147,7 +147,8 @@ local SLOT_EPOCH = 1
 local legacy = false
 if legacy_sent == 1 then
   local since
-  local raw_mark = call_redis('GET', keys[2])
+  local mark = keys[#keys]
+  local raw_mark = call_redis('GET', mark)
   if raw_mark and #raw_mark == MARK_BYTES then
     since = unpack(MARK, raw_mark)
   else
@@ -155,7 +156,7 @@ if legacy_sent == 1 then
     -- nothing of earlier builds (this call has written nothing yet).
     since = 0
     if call_redis('DBSIZE') > 0 then since = floor(now) end
-    call_redis('SET', keys[2], pack(MARK, since))
+    call_redis('SET', mark, pack(MARK, since))
   end
   legacy = since > 0 and now < since + pending_ms
 end

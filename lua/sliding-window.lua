@@ -15,14 +15,14 @@
 -- two to the same answers.
 --
 -- KEYS[1]      the epoch key of this call's hash slot (see "Resets").
--- KEYS[2]      the layout mark of the slot (see "Earlier builds").
--- KEYS[2+i]    the bucket (a hash) holding the record of operation i's
+-- KEYS[1+i]    the bucket (a hash) holding the record of operation i's
 --              asset. Every key of one call hashes to one slot (none has a
 --              tag on one server; on a Cluster each starts with its
 --              Cluster bucket's tag), so the script runs unchanged on Redis
 --              Cluster.
--- KEYS[2+n+i]  sent only while earlier builds' records may still be read:
---              the key they kept operation i's record in.
+-- KEYS[1+n+i]  sent only while earlier builds' records may still be read:
+--              the key they kept operation i's record in; and then
+-- KEYS[2+2n]   the layout mark of the slot (see "Earlier builds").
 -- ARGV[1]      the rule (RULE): minSeconds, minMetres, minHeadingDegrees
 --              (0: off), maxAheadSeconds (negative: off), ttlSeconds.
 -- ARGV[2]      this call (CALL): the Node-RED host's clock in epoch
@@ -152,7 +152,7 @@ local now, call = struct.unpack(CALL, ARGV[2])
 local ops = ARGV[3]
 local keys, argv = KEYS, ARGV
 local n_ops = #argv - 3
--- Whether the client sent the old keys (KEYS[2+n+i]).
+-- Whether the client sent the old keys (KEYS[1+n+i]) and the layout mark.
 local legacy_sent = #keys == 2 + 2 * n_ops
 
 -- From the prelude: RESET_ASSET, RESET_ALL (any other op is a ping), and
@@ -168,7 +168,7 @@ local call_redis = redis.call
 local AHEAD, FIRST, REPLAYED, LATE = REASON.ahead, REASON.first, REASON.replayed, REASON.late
 local ELAPSED, EVENT, MOVED, TURNED, WINDOW = REASON.elapsed, REASON.event, REASON.moved, REASON.turned, REASON.window
 
-if #ops ~= n_ops * OP_BYTES or not (legacy_sent or #keys == 2 + n_ops) then
+if #ops ~= n_ops * OP_BYTES or not (legacy_sent or #keys == 1 + n_ops) then
   return redis.error_reply('sliding-window: ' .. #ops .. ' bytes of operations, ' .. #keys .. ' keys and ' .. n_ops .. ' ids')
 end
 
@@ -188,7 +188,8 @@ local epoch_field = epoch % EPOCH_MODULUS
 local legacy = false
 if legacy_sent then
   local since
-  local raw_mark = call_redis('GET', keys[2])
+  local mark = keys[2 + 2 * n_ops]
+  local raw_mark = call_redis('GET', mark)
   if raw_mark and #raw_mark == MARK_BYTES then
     since = unpack(MARK, raw_mark)
   else
@@ -196,7 +197,7 @@ if legacy_sent then
     -- nothing of earlier builds (this call has written nothing yet).
     since = 0
     if call_redis('DBSIZE') > 0 then since = floor(now) end
-    call_redis('SET', keys[2], pack(MARK, since))
+    call_redis('SET', mark, pack(MARK, since))
   end
   legacy = since > 0 and now < since + ttl_ms
 end
@@ -242,7 +243,7 @@ for i = 1, n_ops do
     if s then
       resend = resends and resends[id] or false
     else
-      local bkey = keys[2 + i]
+      local bkey = keys[1 + i]
       s = { has = false, t = 0, lat_q = 0, lon_q = 0, heading_q = NO_HEADING, accuracy_q = 0, events = 0,
             acc = 0, sup = 0, call = false, first = 0, expires = 0, raw = false,
             write = false, admitted = false, suppressed_before = false }
@@ -279,7 +280,7 @@ for i = 1, n_ops do
           end
         end
       elseif legacy then
-        local old_key = keys[2 + n_ops + i]
+        local old_key = keys[1 + n_ops + i]
         local old = call_redis('GET', old_key)
         if old then
           olds = olds or {}
@@ -304,7 +305,7 @@ for i = 1, n_ops do
       s.has, s.acc, s.sup, s.write = false, 0, 0, 'del'
       if legacy then
         olds = olds or {}
-        olds[id] = keys[2 + n_ops + i]
+        olds[id] = keys[1 + n_ops + i]
       end
       reset_reply = reset_reply or pack(REPLY, 0, 0, 0, 0, 0, 0, 0)
       out[i] = reset_reply

@@ -174,7 +174,8 @@ export class RedisSeenStore implements SeenStore {
     const first = parts[0] as SeenPart;
     const slot = cluster ? first.slot : 0;
     const legacy = !this.legacyDone.has(slot);
-    const keys: string[] = [this.queue.epochKeyOf(first), layoutMarkKey(prefix, cluster ? slot : undefined)];
+    // KEYS: the epoch key, then what the operations name; while the old keys are named, the layout mark last.
+    const keys: string[] = [this.queue.epochKeyOf(first)];
     const groupIndex = new Map<string, number>();
     const groupKey = (group: string): number => {
       let index = groupIndex.get(group);
@@ -230,6 +231,7 @@ export class RedisSeenStore implements SeenStore {
         writeOp(part.op, bucket, group, old, part.token, claim.key);
       }
     }
+    if (legacy) keys.push(layoutMarkKey(prefix, cluster ? slot : undefined));
     const settings = Buffer.from(this.settingsArg);
     settings.writeDoubleLE(this.now(), SEEN_CALL.at.now);
     writeUint48(settings, SEEN_CALL.at.call, nextToken());

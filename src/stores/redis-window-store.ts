@@ -127,9 +127,10 @@ export class RedisWindowStore implements WindowStore {
     const first = ops[0] as WindowOp;
     const slot = this.options.cluster ? this.slotOf(first) : 0;
     const legacy = !this.legacyDone.has(slot);
-    const keys = new Array<string>(2 + (legacy ? 2 * n : n));
+    // KEYS: the epoch key, the buckets; while the old keys are named, they and the layout mark.
+    const keys = new Array<string>(legacy ? 2 + 2 * n : 1 + n);
     keys[0] = this.queue.epochKeyOf(first);
-    keys[1] = layoutMarkKey(this.options.keyPrefix, this.options.cluster ? slot : undefined);
+    if (legacy) keys[1 + 2 * n] = layoutMarkKey(this.options.keyPrefix, this.options.cluster ? slot : undefined);
     const ids = new Array<string>(n);
     const packed = new ArrayBuffer(n * OP_BYTES);
     const view = new DataView(packed);
@@ -137,13 +138,13 @@ export class RedisWindowStore implements WindowStore {
       const op = ops[i] as WindowOp;
       if (op instanceof ResetAll) {
         // A reset of every asset names no record: the epoch key stands in its place.
-        keys[2 + i] = keys[0];
-        if (legacy) keys[2 + n + i] = keys[0];
+        keys[1 + i] = keys[0];
+        if (legacy) keys[1 + n + i] = keys[0];
         ids[i] = '';
       } else {
         const assetKeys = this.keysOf(op.assetId);
-        keys[2 + i] = assetKeys.bucket;
-        if (legacy) keys[2 + n + i] = assetKeys.old ??= windowRecordKey(this.options.keyPrefix, op.assetId, this.options.cluster);
+        keys[1 + i] = assetKeys.bucket;
+        if (legacy) keys[1 + n + i] = assetKeys.old ??= windowRecordKey(this.options.keyPrefix, op.assetId, this.options.cluster);
         ids[i] = op.assetId;
       }
       encodeOp(op, view, i * OP_BYTES);
@@ -216,7 +217,7 @@ export function windowCallKeys(prefix: string, pings: readonly Ping[]): { keys: 
     buckets = new BucketNames(prefix, WINDOW_SEGMENT, false);
     callKeyNames.set(prefix, buckets);
   }
-  return { keys: [epochKey(prefix, WINDOW_SEGMENT, undefined), layoutMarkKey(prefix, undefined), ...pings.map((p) => buckets.of(p.assetId, 0))], ids: pings.map((p) => p.assetId) };
+  return { keys: [epochKey(prefix, WINDOW_SEGMENT, undefined), ...pings.map((p) => buckets.of(p.assetId, 0))], ids: pings.map((p) => p.assetId) };
 }
 
 const callKeyNames = new Map<string, BucketNames>();

@@ -44,7 +44,7 @@ import { claim, decide, resetSeen, resetWindow, settle } from '../support/ask';
 import { closeRedisClient, newRedisClient, useRedis } from '../support/global-hooks';
 import { redisServerAvailable, startRedisServer, type RedisServer } from '../support/redis-server';
 import { redisKeySlot } from '../support/redis-slot';
-import { scriptedClientPerTest, storeOptions } from '../support/scripted-redis';
+import { fillKeys, scriptedClientPerTest, SEEN_SETTINGS, SETTINGS, storeOptions } from '../support/scripted-redis';
 
 const TTL_SECONDS = 600;
 // Not '': an empty id would make an empty tag, which Redis ignores; the nodes reject empty ids (core/parse/fields readId).
@@ -196,6 +196,62 @@ describe('redis keys: names', () => {
 describe('redis keys: buckets, hash tags and TTLs', () => {
   useRedis();
   const client = scriptedClientPerTest();
+
+  /** The KEYS of every script call the client makes from now on, one list per call, window and seen-set apart. */
+  function namedKeys(redis: Redis): { window: string[][]; seen: string[][] } {
+    const named = { window: [] as string[][], seen: [] as string[][] };
+    const window = redis.dedupSlidingWindowBuffer.bind(redis);
+    const seen = redis.dedupSeenSet.bind(redis);
+    // The stores pass KEYS as one array after their count (ioredis flattens it).
+    redis.dedupSlidingWindowBuffer = (numKeys, ...rest) => {
+      named.window.push([...(rest[0] as string[])]);
+      return window(numKeys, ...rest);
+    };
+    redis.dedupSeenSet = (numKeys, ...rest) => {
+      named.seen.push([...(rest[0] as string[])]);
+      return seen(numKeys, ...rest);
+    };
+    return named;
+  }
+
+  it('names in a call the slot\'s epoch and the buckets; while old keys are read, the old keys too, and the layout mark last', async () => {
+    // Not empty: the first call marks the slot with its time, and old keys are read for a TTL.
+    await fillKeys(client(), 10, (i) => `someone-else:${i}`, () => 'x');
+    let now = Date.now();
+    const clock = (): number => now;
+    const named = namedKeys(client());
+    const windows = new RedisWindowStore(client(), SETTINGS, storeOptions('keys:'), clock);
+    const seen = new RedisSeenStore(client(), SEEN_SETTINGS, storeOptions('keys:'), clock);
+    const claims = [reading(1, 10), reading(2, 20)];
+    await Promise.all([decide(windows, ping('veh-1', 0)), decide(windows, ping('veh-2', 0))]);
+    await claim(seen, { claims, token: newToken() });
+    const windowKeys = ['keys:sw:epoch', windowBucketKey('keys:', 'veh-1'), windowBucketKey('keys:', 'veh-2')];
+    const seenKeys = ['keys:rc:epoch', seenGroupEpochKey('keys:', 'bin-A17'), ...claims.map((c) => seenBucketKey('keys:', c.group, c.key))];
+    assert.deepEqual(named.window, [[...windowKeys, windowRecordKey('keys:', 'veh-1'), windowRecordKey('keys:', 'veh-2'), 'keys:layout']]);
+    // The seen-set's operations name their keys by index: each bucket is followed by its old key.
+    const seenWithOld = ['keys:rc:epoch', seenGroupEpochKey('keys:', 'bin-A17'), ...claims.flatMap((c) => [seenBucketKey('keys:', c.group, c.key), seenKey('keys:', c.group, c.key)]), 'keys:layout'];
+    assert.deepEqual(named.seen, [seenWithOld]);
+    // A TTL on, the replies say no old key can hold anything: the next call names them once more, the one after neither them nor the mark.
+    now += SETTINGS.ttlSeconds * 1000;
+    for (let i = 0; i < 2; i++) {
+      await Promise.all([decide(windows, ping('veh-1', 4000 + i)), decide(windows, ping('veh-2', 4000 + i))]);
+      await claim(seen, { claims, token: newToken() });
+    }
+    assert.equal(named.window.length, 3);
+    assert.equal(named.window[1]?.at(-1), 'keys:layout');
+    assert.deepEqual(named.window[2], windowKeys);
+    assert.equal(named.seen[1]?.at(-1), 'keys:layout');
+    assert.deepEqual(named.seen[2], seenKeys);
+  });
+
+  it('names no old key and no layout mark after the first call on a database that was empty', async () => {
+    const named = namedKeys(client());
+    const windows = new RedisWindowStore(client(), SETTINGS, storeOptions('keys:'));
+    await decide(windows, ping('veh-1', 0));
+    await decide(windows, ping('veh-1', 100));
+    assert.deepEqual(named.window.map((keys) => keys.at(-1)), ['keys:layout', windowBucketKey('keys:', 'veh-1')]);
+    assert.deepEqual(named.window[1], ['keys:sw:epoch', windowBucketKey('keys:', 'veh-1')]);
+  });
 
   /** The record of an id and the entries of its three readings, decoded, with their buckets' PTTLs. */
   async function written(id: string, cluster: boolean): Promise<{ record: WindowRecord; entries: { expires: number; state: number }[]; pttls: number[] }> {

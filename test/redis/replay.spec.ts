@@ -9,7 +9,7 @@
  * Also: what the records and entries hold, byte for byte, in their buckets.
  */
 import assert from 'node:assert/strict';
-import { epochKey, layoutMarkKey, SEEN_SEGMENT, seenBucketKey, seenGroupEpochKey, WINDOW_SEGMENT, windowBucketKey } from '../../src/redis/key-names';
+import { epochKey, SEEN_SEGMENT, seenBucketKey, seenGroupEpochKey, WINDOW_SEGMENT, windowBucketKey } from '../../src/redis/key-names';
 import { BUCKET_FIELD } from '../../src/redis/wire';
 import { decodeOutcomes, decodeWindowRecord, decodeWindowTail, type WindowRecord } from '../../src/stores/redis-window-store';
 import { claimNames, settleNames } from '../contract/seen-store.contract';
@@ -39,13 +39,12 @@ describe('redis scripts: a resent call is recognised by its token', () => {
 
   describe('sliding window', () => {
     const epoch = epochKey(PREFIX, WINDOW_SEGMENT, undefined);
-    const mark = layoutMarkKey(PREFIX, undefined);
     const bucket = windowBucketKey(PREFIX, 'veh-1');
     const at = (seconds: number, lat = LAT, more: Partial<RawWindowOp> = {}): RawWindowOp => ({ op: 'ping', t: T0 + seconds * 1000, lat, lon: LON, ...more });
     /** reason (or 'reset'), dtSeconds, distanceMetres, accepted, suppressed of each operation. */
     type Row = [string, number | null, number | null, number, number] | ['reset'];
     const call = async (token: number, ...ops: RawWindowOp[]): Promise<Row[]> => {
-      const keys = [epoch, mark, ...ops.map((op) => (op.op === 'resetAll' ? epoch : bucket))];
+      const keys = [epoch, ...ops.map((op) => (op.op === 'resetAll' ? epoch : bucket))];
       const ids = ops.map((op) => (op.op === 'resetAll' ? '' : 'veh-1'));
       const reply = await client().dedupSlidingWindowBuffer(keys.length, keys, RULE, windowCall(NOW, token), windowOps(ops), ids);
       return decodeOutcomes(reply).map((o) => (o === undefined ? ['reset'] : [o.reason, o.dtSeconds, o.distanceMetres, o.accepted, o.suppressed]));
@@ -172,10 +171,9 @@ describe('redis scripts: a resent call is recognised by its token', () => {
 
   describe('sliding window record', () => {
     const epoch = epochKey(PREFIX, WINDOW_SEGMENT, undefined);
-    const mark = layoutMarkKey(PREFIX, undefined);
     const bucket = windowBucketKey(PREFIX, 'veh-2');
     const call = async (token: number, op: RawWindowOp, nowMs = NOW): Promise<string> => {
-      const reply = await client().dedupSlidingWindowBuffer(3, [epoch, mark, bucket], RULE, windowCall(nowMs, token), windowOps([op]), ['veh-2']);
+      const reply = await client().dedupSlidingWindowBuffer(2, [epoch, bucket], RULE, windowCall(nowMs, token), windowOps([op]), ['veh-2']);
       return decodeOutcomes(reply)[0]?.reason ?? 'reset';
     };
     const read = async (): Promise<WindowRecord> => decodeWindowRecord((await client().hgetBuffer(bucket, 'veh-2')) as Buffer);
@@ -243,29 +241,28 @@ describe('redis scripts: a resent call is recognised by its token', () => {
     });
 
     it('refuses operations that do not match the keys', async () => {
-      await assert.rejects(client().dedupSlidingWindowBuffer(3, [epoch, mark, bucket], RULE, windowCall(NOW, 209), Buffer.alloc(47), ['veh-2']), /47 bytes of operations, 3 keys and 1 ids/);
+      await assert.rejects(client().dedupSlidingWindowBuffer(2, [epoch, bucket], RULE, windowCall(NOW, 209), Buffer.alloc(47), ['veh-2']), /47 bytes of operations, 2 keys and 1 ids/);
     });
   });
 
   describe('seen set', () => {
     const slotEpoch = epochKey(PREFIX, SEEN_SEGMENT, undefined);
-    const mark = layoutMarkKey(PREFIX, undefined);
     const group = seenGroupEpochKey(PREFIX, 'bin-A17');
     const f1 = 'bin-A17:41:76c73ee2946cc70e';
     const f2 = 'bin-A17:42:ed9b14ef6ee4c460';
     const b1 = seenBucketKey(PREFIX, 'bin-A17', f1);
     const b2 = seenBucketKey(PREFIX, 'bin-A17', f2);
     const LEASE_MS = 60_000;
-    /** KEYS: 1 slot epoch, 2 layout mark, 3 group epoch, 4 f1's bucket, 5 f2's bucket; ARGV: the fields. */
+    /** KEYS: 1 slot epoch, 2 group epoch, 3 f1's bucket, 4 f2's bucket; ARGV: the fields. */
     const call = async (token: number, ops: Omit<RawSeenOp, 'group'>[], more: { confirm?: boolean; nowMs?: number } = {}): Promise<number[]> => {
       const argv = seenCall({ nowMs: more.nowMs ?? NOW, ttlSeconds: 3600, leaseMs: LEASE_MS, confirm: more.confirm ?? false, token });
-      const fields = ops.map((op) => (op.key === 4 ? f1 : op.key === 5 ? f2 : ''));
-      const reply = await client().dedupSeenSet(5, [slotEpoch, mark, group, b1, b2], argv, seenOps(ops.map((op) => ({ ...op, group: 3 }))), fields);
+      const fields = ops.map((op) => (op.key === 3 ? f1 : op.key === 4 ? f2 : ''));
+      const reply = await client().dedupSeenSet(4, [slotEpoch, group, b1, b2], argv, seenOps(ops.map((op) => ({ ...op, group: 2 }))), fields);
       return reply.slice(0, ops.length);
     };
     const claims = (token: number): Omit<RawSeenOp, 'group'>[] => [
+      { op: 'claim', key: 3, token },
       { op: 'claim', key: 4, token },
-      { op: 'claim', key: 5, token },
     ];
     const entries = async (): Promise<(Buffer | null)[]> => [await client().hgetBuffer(b1, f1), await client().hgetBuffer(b2, f2)];
 
@@ -286,10 +283,10 @@ describe('redis scripts: a resent call is recognised by its token', () => {
     });
 
     it('answers a resent confirm and a resent release as settled, and leaves the entry as the first run did', async () => {
-      await call(305, [{ op: 'claim', key: 4, token: 7005 }, { op: 'claim', key: 5, token: 7005 }], { confirm: true });
+      await call(305, [{ op: 'claim', key: 3, token: 7005 }, { op: 'claim', key: 4, token: 7005 }], { confirm: true });
       const settle: Omit<RawSeenOp, 'group'>[] = [
-        { op: 'confirm', key: 4, token: 7005 },
-        { op: 'release', key: 5, token: 7005 },
+        { op: 'confirm', key: 3, token: 7005 },
+        { op: 'release', key: 4, token: 7005 },
       ];
       assert.deepEqual(settleNames(await call(306, settle, { confirm: true })), ['settled', 'settled']);
       const after = await entries();
@@ -305,9 +302,9 @@ describe('redis scripts: a resent call is recognised by its token', () => {
       assert.deepEqual(decodeEpoch(await client().getBuffer(slotEpoch)), { count: 1, call: 311 });
       assert.deepEqual(claimNames(await call(313, claims(7013))), ['duplicate', 'duplicate'], 'the claims after the reset survived its resend');
 
-      assert.deepEqual(await call(314, [{ op: 'resetGroup', key: 3, token: 0 }]), [0]);
+      assert.deepEqual(await call(314, [{ op: 'resetGroup', key: 2, token: 0 }]), [0]);
       assert.deepEqual(claimNames(await call(315, claims(7015))), ['admitted', 'admitted']);
-      assert.deepEqual(await call(314, [{ op: 'resetGroup', key: 3, token: 0 }]), [0]);
+      assert.deepEqual(await call(314, [{ op: 'resetGroup', key: 2, token: 0 }]), [0]);
       assert.deepEqual(decodeEpoch(await client().getBuffer(group)), { count: 1, call: 314 });
       assert.deepEqual(claimNames(await call(316, claims(7016))), ['duplicate', 'duplicate']);
     });
@@ -325,8 +322,8 @@ describe('redis scripts: a resent call is recognised by its token', () => {
 
     it('refuses an unknown operation and operations of a broken length', async () => {
       const argv = seenCall({ nowMs: NOW, ttlSeconds: 3600, leaseMs: LEASE_MS, confirm: false, token: 330 });
-      await assert.rejects(client().dedupSeenSet(3, [slotEpoch, mark, b1], argv, Buffer.alloc(13), ['']), /unknown operation 0/);
-      await assert.rejects(client().dedupSeenSet(3, [slotEpoch, mark, b1], argv, Buffer.alloc(14), ['']), /14 bytes of operations for 1 keys/);
+      await assert.rejects(client().dedupSeenSet(2, [slotEpoch, b1], argv, Buffer.alloc(13), ['']), /unknown operation 0/);
+      await assert.rejects(client().dedupSeenSet(2, [slotEpoch, b1], argv, Buffer.alloc(14), ['']), /14 bytes of operations for 1 keys/);
     });
   });
 });
