@@ -21,6 +21,11 @@ export interface PingPayload {
   ts: number;
   lat: number;
   lon: number;
+  /** The fix's quality, as trackers report it: read only by the lines with the fleet rules on (bench/flows.ts). */
+  accuracy: number;
+  valid: 'A' | 'V';
+  sats: number;
+  hdop: number;
   seq: number;
 }
 
@@ -62,7 +67,18 @@ export function pingMessage(i: number, assets: number, idPrefix: string): PingMe
   const lon = moving ? lon0 : lon0 + ((step * 104_729) % 13) * 0.000001;
   return {
     topic: assetId,
-    payload: { assetId, ts: PING_EPOCH_MS + step * PING_INTERVAL_MS + (a % 7) * 13, lat: round6(lat), lon: round6(lon), seq: i },
+    payload: {
+      assetId,
+      ts: PING_EPOCH_MS + step * PING_INTERVAL_MS + (a % 7) * 13,
+      lat: round6(lat),
+      lon: round6(lon),
+      accuracy: 5,
+      valid: 'A',
+      // One fix in 50 of each vehicle too poor for the fleet rules' Max HDOP, so that they take their reason now and then.
+      sats: 9,
+      hdop: (a + step) % 50 === 17 ? 3.5 : 1.1,
+      seq: i,
+    },
   };
 }
 

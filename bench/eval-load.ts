@@ -24,7 +24,7 @@ import { PING_EPOCH_MS } from './data';
 import { answerParent, redisCpuSeconds } from './runtime';
 
 /* eslint-disable @typescript-eslint/no-require-imports -- the compiled code in nodes/, which is what Node-RED runs; types from src/ */
-const { encodePings, windowCallKeys } = require('../nodes/stores/redis-window-store') as typeof import('../src/stores/redis-window-store');
+const { encodePings, encodeRule, windowCallKeys } = require('../nodes/stores/redis-window-store') as typeof import('../src/stores/redis-window-store');
 /* eslint-enable @typescript-eslint/no-require-imports */
 
 export interface EvalLoadJob {
@@ -53,15 +53,9 @@ function bulk(value: string | Buffer): Buffer[] {
   return [Buffer.from(`$${data.length}\r\n`, 'latin1'), data, Buffer.from('\r\n', 'latin1')];
 }
 
-/** The rule argument of the script ('<ddddI4'): 60 s, 25 m, no heading or clock rule, 6 h TTL. */
+/** The rule argument of the script: 60 s, 25 m, no heading or clock rule, 6 h TTL (packed by the store's own encoder). */
 function ruleArgument(): Buffer {
-  const rule = Buffer.alloc(36);
-  rule.writeDoubleLE(60, 0);
-  rule.writeDoubleLE(25, 8);
-  rule.writeDoubleLE(0, 16);
-  rule.writeDoubleLE(-1, 24);
-  rule.writeUInt32LE(21_600, 32);
-  return rule;
+  return encodeRule({ minSeconds: 60, minMetres: 25, ttlSeconds: 21_600 });
 }
 
 const RULE = ruleArgument();

@@ -11,6 +11,7 @@ import type { FleetResult } from './fleet';
 import type { LineId } from './flows';
 import type { HorizontalResult } from './horizontal';
 import type { RedisMemory } from './memory';
+import type { GuardCostResult } from './guard-cost';
 import type { MetricsCostResult } from './metrics-cost';
 import type { PacedLine, PacedPhase, PacedResult } from './paced';
 import type { Plan } from './plan';
@@ -69,6 +70,8 @@ export interface RunData {
   profile: ProfileSummary[];
   /** What counting for Prometheus adds (metrics-cost.ts); undefined when not run. */
   metrics: MetricsCostResult | undefined;
+  /** What the fleet rules cost (guard-cost.ts); undefined when not run. */
+  guards: GuardCostResult | undefined;
   /** The figures of the run before (bench/figures.json), for issue 20's table. */
   previousFigures: FiguresFile | undefined;
   /** Parts that failed as a whole (a trial's failure is kept with the trial). */

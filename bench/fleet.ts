@@ -12,7 +12,7 @@
  * Bytes per asset: for the memory store, this process's heap (heapUsed plus
  * arrayBuffers after a full GC) before and after the fleet went in, i.e.
  * everything the node keeps per asset: the store, its index and asset-id
- * strings, and the editor sidebar's board of assets (src/node-red/insight.ts,
+ * strings, and the editor sidebar's board of assets (src/telemetry/window-telemetry.ts,
  * which follows up to 100,000 of them); for Redis, used_memory before and
  * after. Both include the slack of tables that grow by doubling. The timed
  * pings then reach across the whole fleet: with a million assets each is the

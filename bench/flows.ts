@@ -19,6 +19,8 @@ export type LineId =
   | 'passthrough'
   | 'sw-memory'
   | 'sw-redis'
+  | 'sw-memory-guards'
+  | 'sw-redis-guards'
   | 'naive'
   | 'sr-memory'
   | 'sr-redis'
@@ -44,7 +46,7 @@ const TAB_ID = 'bench-tab';
 export const SENSOR_LINES: readonly LineId[] = ['sr-memory', 'sr-redis', 'sr-memory-confirm', 'sr-redis-confirm', 'sr-nested'];
 
 export function usesRedis(line: LineId): boolean {
-  return line === 'sw-redis' || line === 'sr-redis' || line === 'sr-redis-confirm' || line === 'naive';
+  return line === 'sw-redis' || line === 'sw-redis-guards' || line === 'sr-redis' || line === 'sr-redis-confirm' || line === 'naive';
 }
 
 /**
@@ -121,8 +123,22 @@ function underTest(line: LineId, redis: RedisTarget, options: FlowOptions): Flow
     timeProperty: 'payload.ts',
     latProperty: 'payload.lat',
     lonProperty: 'payload.lon',
+    // Off, as every fleet rule is, so that these lines measure what they did before the rules existed.
+    noFix: false,
     onStoreError: 'admit',
     wires: wires2,
+  };
+  // Every fleet rule of issue 29 on, reading the fields bench/data.ts puts in every ping (bench/guard-cost.ts compares the two).
+  const guarded = {
+    ...window,
+    noFix: true,
+    validProperty: 'payload.valid',
+    satellitesProperty: 'payload.sats',
+    minSatellites: 4,
+    hdopProperty: 'payload.hdop',
+    maxHdop: 2,
+    accuracyProperty: 'payload.accuracy',
+    maxSpeedKmh: 150,
   };
   const sensor = {
     id: UNDER_TEST_ID,
@@ -180,6 +196,10 @@ function underTest(line: LineId, redis: RedisTarget, options: FlowOptions): Flow
       return [{ ...window, store: 'memory' }];
     case 'sw-redis':
       return [{ ...window, store: 'redis', redis: REDIS_ID }, redisConn];
+    case 'sw-memory-guards':
+      return [{ ...guarded, store: 'memory' }];
+    case 'sw-redis-guards':
+      return [{ ...guarded, store: 'redis', redis: REDIS_ID }, redisConn];
     case 'naive':
       return [{ id: UNDER_TEST_ID, type: 'function', z: TAB_ID, func: NAIVE, outputs: 2, wires: wires2 }];
     case 'sr-memory':

@@ -1,6 +1,6 @@
 /**
- * What counting for Prometheus adds to the report every decision makes
- * (node-red/insight), in µs per message: the same reports timed with the
+ * What counting for Prometheus adds to the write every decision makes to
+ * its node's telemetry record (src/telemetry), in µs per message: the same reports timed with the
  * counting on and off, alternating in one run so that both see the same
  * machine. The budget is 0.2 µs per message. The part `metrics` of npm run
  * bench (BENCH_ONLY=metrics), its lines in bench/results.md; alone (no
@@ -11,8 +11,11 @@
 import { prepareReadings, settleReadings, type Prepared, type Settled } from '../src/core/sensor/burst';
 import { CLAIM } from '../src/core/sensor/seen-codes';
 import type { Ping } from '../src/core/window/sliding-window';
-import { setMetricsCounting, trackNode, type NodeInsight } from '../src/node-red/insight';
 import type { WindowOutcome } from '../src/stores/types';
+import { countReasons } from '../src/telemetry/decision-slots';
+import { closeRun, sensorTelemetry, windowTelemetry } from '../src/telemetry/records';
+import type { SensorTelemetry } from '../src/telemetry/sensor-telemetry';
+import type { WindowTelemetry } from '../src/telemetry/window-telemetry';
 import { answerParent, gc } from './runtime';
 import { median } from './stats';
 
@@ -38,19 +41,25 @@ const ROUNDS = 7;
 const ASSETS = 5_000;
 const REASONS = ['first', 'elapsed', 'moved', 'window', 'window', 'late'] as const;
 
-function windowNode(): NodeInsight {
-  return trackNode({
+function windowNode(): WindowTelemetry {
+  return windowTelemetry({
     id: 'bench-window',
     type: 'sliding-window-dedup',
     name: 'bench',
-    info: () => ({ kind: 'memory' }),
-    settings: () => ({ minSeconds: 60, minMetres: 25, ttlSeconds: 3600, maxAssets: ASSETS }),
+    store: 'memory',
+    settings: { minSeconds: 60, minMetres: 25, ttlSeconds: 3600, maxAssets: ASSETS, eventFields: [], accuracyProperty: '' },
     sampleSize: 10_000,
   });
 }
 
-function sensorNode(): NodeInsight {
-  return trackNode({ id: 'bench-sensor', type: 'sensor-reconnect-dedup', name: 'bench', info: () => ({ kind: 'memory' }), settings: () => ({ ttlSeconds: 3600 }), sampleSize: 0 });
+function sensorNode(): SensorTelemetry {
+  return sensorTelemetry({
+    id: 'bench-sensor',
+    type: 'sensor-reconnect-dedup',
+    name: 'bench',
+    store: 'memory',
+    settings: { ttlSeconds: 3600, maxKeys: 100_000, confirm: false, leaseSeconds: 60, keyMode: 'reading', outputMode: 'burst' },
+  });
 }
 
 // Made before timing: only the reports are timed, not the making of their arguments.
@@ -60,7 +69,7 @@ for (let i = 0; i < 4096; i++) {
   pings.push({ assetId: `van-${i % ASSETS}`, t: 1_700_000_000_000 + i * 1000, lat: 50 + i / 1e5, lon: 8, heading: NaN, accuracy: 0, events: 0, retry: false });
   const reason = REASONS[i % REASONS.length] as (typeof REASONS)[number];
   const admit = reason !== 'window' && reason !== 'late';
-  outcomes.push({ admit, reason, dtSeconds: 10, distanceMetres: 5, headingChange: null, accepted: i, suppressed: i >> 1 });
+  outcomes.push({ admit, reason, dtSeconds: 10, distanceMetres: 5, headingChange: null, valueChange: null, accepted: i, suppressed: i >> 1 });
 }
 const readings: { prepared: Prepared; settled: Settled }[] = [];
 for (let i = 0; i < 4096; i++) {
@@ -68,17 +77,17 @@ for (let i = 0; i < 4096; i++) {
   readings.push({ prepared, settled: settleReadings(prepared, [i % 3 === 0 ? CLAIM.duplicate : CLAIM.admitted]) });
 }
 
-function timeWindow(insight: NodeInsight, n: number): number {
+function timeWindow(record: WindowTelemetry, n: number): number {
   const start = process.hrtime.bigint();
-  for (let i = 0; i < n; i++) insight.windowDecided(pings[i & 4095] as Ping, outcomes[i & 4095]);
+  for (let i = 0; i < n; i++) record.decided(pings[i & 4095] as Ping, outcomes[i & 4095] as WindowOutcome);
   return Number(process.hrtime.bigint() - start) / 1000 / n;
 }
 
-function timeSensor(insight: NodeInsight, n: number): number {
+function timeSensor(record: SensorTelemetry, n: number): number {
   const start = process.hrtime.bigint();
   for (let i = 0; i < n; i++) {
     const r = readings[i & 4095] as { prepared: Prepared; settled: Settled };
-    insight.sensorDecided(r.prepared, r.settled);
+    record.decided(r.prepared, r.settled);
   }
   return Number(process.hrtime.bigint() - start) / 1000 / n;
 }
@@ -86,31 +95,33 @@ function timeSensor(insight: NodeInsight, n: number): number {
 function measure(report: string, messages: number, time: (n: number) => number): MetricsCostRow {
   // Warm up both paths so that neither is timed while being optimised.
   for (const on of [true, false, true]) {
-    setMetricsCounting(on);
+    countReasons(on);
     time(messages / 4);
   }
   const withMetrics: number[] = [];
   const without: number[] = [];
   for (let round = 0; round < ROUNDS; round++) {
     for (const on of round % 2 === 0 ? [true, false] : [false, true]) {
-      setMetricsCounting(on);
+      countReasons(on);
       gc();
       (on ? withMetrics : without).push(time(messages));
     }
   }
-  setMetricsCounting(true);
+  countReasons(true);
   return { report, without: median(without), with: median(withMetrics) };
 }
 
 export function metricsCost(job: MetricsCostJob): MetricsCostResult {
   const window = windowNode();
   const sensor = sensorNode();
+  const windowRun = window.start(() => ({ kind: 'memory' }));
+  const sensorRun = sensor.start(() => ({ kind: 'memory' }));
   try {
     const rows = [measure('sliding-window report (windowDecided)', job.messages, (n) => timeWindow(window, n)), measure('sensor report, one reading', job.messages, (n) => timeSensor(sensor, n))];
     return { messages: job.messages, rounds: ROUNDS, rows };
   } finally {
-    window.close(true);
-    sensor.close(true);
+    closeRun(window, windowRun, true);
+    closeRun(sensor, sensorRun, true);
   }
 }
 

@@ -138,7 +138,7 @@ export function renderPerformanceDoc(data: RunData): string {
       ],
     ),
     '',
-    `The Node-RED process holds more than the store: the editor sidebar (src/node-red/insight.ts) follows up to 100,000 assets per sliding-window node, about ${mb(f.boardBytes, 1)} at 100,000 in this run (the fleet line less the store alone), a fixed cost for larger fleets. Plan memory-store heap as the store's bytes per asset plus that, per node.`,
+    `The Node-RED process holds more than the store: the editor sidebar (src/telemetry/window-telemetry.ts) follows up to 100,000 assets per sliding-window node, about ${mb(f.boardBytes, 1)} at 100,000 in this run (the fleet line less the store alone), a fixed cost for larger fleets. Plan memory-store heap as the store's bytes per asset plus that, per node.`,
     '',
     'An asset costs memory from its first ping until its record expires (Time to live, 6 hours by default) or, in the memory store, until the cap pushes it out; a sensor key likewise. A seen-set holds one key per reading kept, so size it by readings per TTL, not by devices. Give Redis `maxmemory` with headroom over these figures (replication and fork-based persistence need more).',
     '',
@@ -155,5 +155,7 @@ export function renderPerformanceDoc(data: RunData): string {
     '- Assets spread evenly over the hash slots (ids are hashed whole, so they do, unless a handful of assets carry most of the traffic).',
     `- The CPU figures come from loopback on a ${cpus().length}-core machine; a network adds latency and some system time per call on both sides, which favours larger calls still.`,
     `- The rates are for the sliding-window node with its default rules (and the clock guard); with every fleet rule on, a Redis record takes ${micros(f.redisPerAssetFleetRules)} bytes against ${micros(median(data.redisMemory.map((m) => m.window)))} at 100,000 assets.`,
+    '',
+    'How a change moved these figures, measured against the commit before it, is in [performance-history.md](performance-history.md).',
   ].join('\n');
 }

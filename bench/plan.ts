@@ -16,6 +16,7 @@ export const PARTS = [
   { name: 'saving', runs: 'saving.ts', measures: "the memory store's saved state (issue 9)" },
   { name: 'script', runs: 'script-cost.ts', measures: 'the sliding-window script alone, no Node-RED, at 1 to 500 pings per call' },
   { name: 'metrics', runs: 'metrics-cost.ts', measures: 'what counting for Prometheus adds to each decision report' },
+  { name: 'guards', runs: 'guard-cost.ts, worker.ts', measures: "what issue 29's fleet rules cost: every one on against all off, the node and the store alone, on both stores" },
   { name: 'latency', runs: 'paced.ts', measures: 'steady load at 2,000, 20,000 and 50,000 msg/s' },
   { name: 'fleet', runs: 'fleet.ts', measures: '1,000 to 1,000,000 assets' },
   { name: 'horizontal', runs: 'horizontal.ts, paced.ts', measures: '1 and 2 Node-RED processes on one server and on a 3-primary Cluster, and the Redis latency line on that Cluster' },
@@ -64,6 +65,8 @@ export interface Plan {
   scriptLua: string | undefined;
   /** Reports timed per on/off timing of the metrics part (metrics-cost.ts). */
   metricsMessages: number;
+  /** The guards part (guard-cost.ts): pings per timing of the store alone, and its node trials. */
+  guards: { pings: number; node: { units: number; warmups: number; warmupUnits: number; pairs: number } };
   paced: { rates: number[]; seconds: number; settleSeconds: number; warmupUnits: number };
   /**
    * The Redis line once more at the busy rates, warmed up with this many
@@ -128,6 +131,7 @@ export function planFrom(argv: readonly string[]): Plan {
     scriptRepeats: numberFrom('SCRIPT_COST_REPEATS', 3),
     scriptLua: process.env.SCRIPT_COST_LUA || undefined,
     metricsMessages: quick ? 200_000 : 1_000_000,
+    guards: { pings: quick ? 50_000 : 200_000, node: { units: quick ? 30_000 : 200_000, warmups: quick ? 1 : 2, warmupUnits: quick ? 10_000 : 50_000, pairs: quick ? 2 : 5 } },
     paced: {
       rates: [2_000, 20_000, 50_000],
       seconds: numberFrom('BENCH_LATENCY_S', quick ? 1.5 : 30),

@@ -10,6 +10,7 @@ import { ENTRIES, type RedisMemory } from './memory';
 import type { SavingResult } from './saving';
 import type { PacedLine, PacedPhase } from './paced';
 import { issue20Section } from './issue20';
+import { guardCostLines } from './guard-cost';
 import { metricsCostLines } from './metrics-cost';
 import { profileTable } from './profile';
 import { scriptCostTable } from './script-cost';
@@ -21,6 +22,8 @@ export const LABELS: Record<LineId, string> = {
   passthrough: 'two-output node that only forwards (floor)',
   'sw-memory': 'sliding-window dedup, memory store',
   'sw-redis': 'sliding-window dedup, Redis store',
+  'sw-memory-guards': 'sliding-window dedup, memory store, every fleet rule on',
+  'sw-redis-guards': 'sliding-window dedup, Redis store, every fleet rule on',
   naive: 'function node, GET then SET per ping',
   'sr-memory': 'sensor reconnect dedup, memory, bursts of 50',
   'sr-redis': 'sensor reconnect dedup, Redis, bursts of 50',
@@ -235,7 +238,7 @@ export function fleetSection(data: RunData): string[] {
   return [
     '## Cost as the fleet grows (issue 15, line 2)',
     '',
-    `Each fleet size in a fresh Node-RED process with the sliding-window node (memory store capped at 1,000,000 assets, or Redis): first one ping of every asset (the memory store through the node, in slices of 100,000; Redis through the same store class and script, called directly, which is quicker and writes the same records), then ${thousands(data.plan.fleet.units)} further pings of the same fleet handed to the node at once and timed, ${data.plan.fleet.batches} times in a row (each time the next pings of the sequence): msg/s is the median batch, beside the slowest and fastest, and the decisions are those of all ${data.plan.fleet.batches} batches. Bytes per asset: for the memory store the whole Node-RED process heap (heapUsed + arrayBuffers after a full GC) before and after the fleet went in, so everything the node keeps per asset: the store, its index and asset-id strings, and the editor sidebar's board of assets (src/node-red/insight.ts, which follows up to 100,000 assets per node: a fixed cost once the fleet is larger); for Redis, used_memory. Both include the slack of tables that grow by doubling. At 1,000 assets the bytes are within the noise of a GC. Targets: throughput within 20 % of the 1,000-asset figure; bytes per asset flat (within 20 % of the 100,000 figure).${data.plan.fleet.sizes.includes(1_000_000) ? '' : ' The quick run stops at 100,000 assets; the full run adds 1,000,000.'}`,
+    `Each fleet size in a fresh Node-RED process with the sliding-window node (memory store capped at 1,000,000 assets, or Redis): first one ping of every asset (the memory store through the node, in slices of 100,000; Redis through the same store class and script, called directly, which is quicker and writes the same records), then ${thousands(data.plan.fleet.units)} further pings of the same fleet handed to the node at once and timed, ${data.plan.fleet.batches} times in a row (each time the next pings of the sequence): msg/s is the median batch, beside the slowest and fastest, and the decisions are those of all ${data.plan.fleet.batches} batches. Bytes per asset: for the memory store the whole Node-RED process heap (heapUsed + arrayBuffers after a full GC) before and after the fleet went in, so everything the node keeps per asset: the store, its index and asset-id strings, and the editor sidebar's board of assets (src/telemetry/window-telemetry.ts, which follows up to 100,000 assets per node: a fixed cost once the fleet is larger); for Redis, used_memory. Both include the slack of tables that grow by doubling. At 1,000 assets the bytes are within the noise of a GC. Targets: throughput within 20 % of the 1,000-asset figure; bytes per asset flat (within 20 % of the 100,000 figure).${data.plan.fleet.sizes.includes(1_000_000) ? '' : ' The quick run stops at 100,000 assets; the full run adds 1,000,000.'}`,
     '',
     markdownTable(['store', 'assets', 'msg/s', 'range of batches', 'vs 1,000', 'target >= 0.8x', 'bytes per asset', 'flat', 'Node-RED CPU µs/msg', 'Redis CPU µs/msg', 'decisions'], rows),
     '',
@@ -367,10 +370,21 @@ function profileSection(data: RunData): string[] {
 function metricsSection(data: RunData): string[] {
   const m = data.metrics;
   return partSection('Counting for Prometheus (bench/metrics-cost.ts)', m && [
-    "The report every decision makes to the node's insight (src/node-red/insight.ts), timed with the counting for Prometheus on and off, alternating in one process so that both see the same machine; no Node-RED. The budget is 0.2 µs per message.",
+    "The write every decision makes to the node's telemetry record (src/telemetry), timed with the counting for Prometheus on and off, alternating in one process so that both see the same machine; no Node-RED. The budget is 0.2 µs per message.",
     '',
     '```',
     ...metricsCostLines(m),
+    '```',
+  ]);
+}
+
+function guardsSection(data: RunData): string[] {
+  const g = data.guards;
+  return partSection("What the fleet rules cost (bench/guard-cost.ts)", g && [
+    "Issue 29's rules (the no-fix guard with a validity field, Min satellites 4, Max HDOP 2, the accuracy rule and the jump guard at 150 km/h) all on, against all off, on the same pings: the node's throughput in pairs of trials whose order alternates (the goal: within 10 %), and the store alone, reading and deciding with no Node-RED around it (the rules' own cost, undiluted).",
+    '',
+    '```',
+    ...guardCostLines(g),
     '```',
   ]);
 }
@@ -455,6 +469,7 @@ export function renderReport(data: RunData): string {
     ...scriptSection(data),
     ...profileSection(data),
     ...metricsSection(data),
+    ...guardsSection(data),
     ...tuneSection(data),
     '## Sizing a deployment',
     '',

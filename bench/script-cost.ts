@@ -32,9 +32,9 @@ import { createHash } from 'crypto';
 import { readFileSync } from 'fs';
 import Redis from 'ioredis';
 import type { Ping } from '../src/core/window/sliding-window';
-import { decodeOutcomes, encodePings, windowCallKeys } from '../src/stores/redis-window-store';
+import { decodeOutcomes, encodePings, encodeRule, windowCallKeys } from '../src/stores/redis-window-store';
 import { scriptPrelude, scriptSource } from '../src/redis/scripts';
-import { WINDOW_STATUS } from '../src/redis/wire';
+import { WINDOW_REPLY, WINDOW_STATUS } from '../src/redis/wire';
 import { pingMessage } from './data';
 import { answerParent, redisCpuSeconds } from './runtime';
 import { markdownTable, thousands } from './stats';
@@ -86,8 +86,8 @@ export interface ScriptCostResult {
   floor: { scriptUsPerCall: number; cpuUsPerCall: number };
 }
 
-/** The floor's script: no reads, no writes, no decision; a reply as long as the real one (34 bytes per ping and a status byte). */
-const FLOOR_LUA = "return string.rep('\\0', 34 * (#ARGV - 3) + 1)";
+/** The floor's script: no reads, no writes, no decision; a reply as long as the real one (a REPLY per ping and the status byte). */
+const FLOOR_LUA = `return string.rep('\\0', ${WINDOW_REPLY.bytes} * (#ARGV - 3) + ${WINDOW_STATUS.bytes})`;
 
 export const SIZES = [1, 10, 100, 500];
 const ASSETS = 10_000;
@@ -95,15 +95,9 @@ const IN_FLIGHT = 4;
 const PREFIX = 'sc:';
 const ID_PREFIX = 'sc-';
 
-/** The rule ('<ddddI4'): 60 s, 25 m, 30° heading, clock guard 300 s ahead, 6 h TTL: every rule on. */
+/** The rule: 60 s, 25 m, 30° heading, clock guard 300 s ahead, 6 h TTL: every rule of issue 11 on (packed by the store's own encoder). */
 function ruleArgument(): Buffer {
-  const rule = Buffer.alloc(36);
-  rule.writeDoubleLE(60, 0);
-  rule.writeDoubleLE(25, 8);
-  rule.writeDoubleLE(30, 16);
-  rule.writeDoubleLE(300, 24);
-  rule.writeUInt32LE(21_600, 32);
-  return rule;
+  return encodeRule({ minSeconds: 60, minMetres: 25, minHeadingDegrees: 30, maxAheadSeconds: 300, ttlSeconds: 21_600 });
 }
 
 /** Ping i of the fleet, with the fields that bring the heading, accuracy and event rules in. */

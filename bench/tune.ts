@@ -155,7 +155,7 @@ export async function runTuneBench(log: (line: string) => void = () => undefined
       const one = pack.runGrid(columns, spec, rule);
       timings.one.push((performance.now() - start) / 1000);
       start = performance.now();
-      const all = await pack.runGridThreaded(columns, spec, rule, threads);
+      const all = await pack.runGridThreaded(columns, spec, rule, { threads });
       timings.all.push((performance.now() - start) / 1000);
       start = performance.now();
       const command = spawnSync(process.execPath, [join(ROOT, 'bin', 'dedup-tune.js'), csv, '--format', 'csv'], { encoding: 'utf8', maxBuffer: 1 << 20 });

@@ -20,6 +20,7 @@
  * (nodes/dedup-sidebar.html) sets those variables for Node-RED 5's dark
  * theme; without them the palette below applies.
  */
+/* global module -- CommonJS's, where dedup-tune require()s this file; the browser has none. */
 (function (root, factory) {
     "use strict";
     if (typeof module === "object" && module.exports) {

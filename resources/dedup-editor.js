@@ -10,7 +10,9 @@
  * same thing.
  *
  * Validators, TelemetryDedupEditor.check.*, are Node-RED 3.1+ validators,
- * `function (value, opt)` called with the node as `this`. They return true,
+ * `function (value, _opt)` called with the node as `this`: Node-RED tells
+ * them from 2.x validators by their two parameters, so `_opt`, unused, must
+ * stay (with one, the reason returned would count as valid). They return true,
  * or the reason the value is invalid, read from the node's own message
  * catalog under `<type>.validation.<name>` (and `<type>.label.<field>` for
  * the field's name), which the editor shows beside the red field.
@@ -29,10 +31,11 @@
         return Number(value);
     }
 
-    /** The value of a field while the dialog is open, else the node's saved property. */
+    /** The value of a field while the dialog is open (a checkbox's state), else the node's saved property. */
     function current(node, property, configNode) {
         var field = $((configNode ? "#node-config-input-" : "#node-input-") + property);
-        return field.length ? field.val() : node[property];
+        if (!field.length) { return node[property]; }
+        return field.attr("type") === "checkbox" ? field.prop("checked") : field.val();
     }
 
     function isBlank(value) {
@@ -113,10 +116,46 @@
             var value = values[name];
             if (node[name] !== undefined && node[name] !== null) { return; }
             if (value === null || typeof value === "object") { return; }
-            var field = $((configNode ? "#node-config-input-" : "#node-input-") + name);
-            if (!field.length) { return; }
-            if (field.attr("type") === "checkbox") { field.prop("checked", value === true); }
-            else { field.val(String(value)); }
+            showInField($((configNode ? "#node-config-input-" : "#node-input-") + name), value);
+        });
+    }
+
+    /** Puts a default into a dialog field: a checkbox ticked or not, any other field its text; no field, nothing. */
+    function showInField(field, value) {
+        if (!field.length) { return; }
+        if (field.attr("type") === "checkbox") { field.prop("checked", value === true); }
+        else { field.val(String(value)); }
+    }
+
+    /**
+     * Call in oneditprepare, before typedInputs are built: shows the default
+     * in each field of `names` that is blank (a checkbox: whose option is
+     * absent), whatever the node's version, for options the runtime reads
+     * the same blank or as their default (a path that falls back to its
+     * default, a count that does; an option a newer version added, absent
+     * from a node saved before it, whose migration gives the default).
+     * Done then saves what the runtime would have read anyway.
+     */
+    function showBlanksAsDefaults(node, names) {
+        var values = runtimeDefaults(node.type);
+        names.forEach(function (name) {
+            // A value the field cannot show (a select's unknown word) is left for its validator to mark.
+            if (values[name] === undefined || !isBlank(node[name])) { return; }
+            showInField($("#node-input-" + name), values[name]);
+        });
+    }
+
+    /**
+     * Whether any of the options `names` is set away from its default: a
+     * folded section holding one opens, so that nothing set is hidden. A
+     * blank or absent option counts as its default.
+     */
+    function setAwayFromDefault(node, names) {
+        var values = runtimeDefaults(node.type);
+        return names.some(function (name) {
+            var value = node[name];
+            if (isBlank(value)) { return false; }
+            return String(value).trim() !== String(values[name]);
         });
     }
 
@@ -156,7 +195,7 @@
 
     /**
      * A property path inside a reading, as the runtime parses it
-     * (src/core/property-path.ts): names between dots, [index], ["quoted name"].
+     * (src/core/parse/property-path.ts): names between dots, [index], ["quoted name"].
      * Returns the parts, or null when the path is not valid.
      */
     function parseReadingPath(text) {
@@ -242,7 +281,7 @@
     function measuresProblem(measures, tsField) {
         if (!Array.isArray(measures) || measures.length === 0) { return ["measures", {}]; }
         var tsParts = parseReadingPath(tsField);
-        // The timestamp is hashed as "ts" whatever its path (src/core/reading.ts, TS_NAME).
+        // The timestamp is hashed as "ts" whatever its path (src/core/sensor/reading.ts, TS_NAME).
         var tsName = "ts";
         var names = {};
         for (var i = 0; i < measures.length; i++) {
@@ -266,12 +305,31 @@
 
     /* --------------------------------------------- check.*: with a reason */
 
+    /** An option as a rule reads it: the field while the dialog is open, else the node's; blank or absent: its default. */
+    function optionValue(node, name) {
+        var value = current(node, name);
+        return isBlank(value) ? runtimeDefaults(node.type)[name] : value;
+    }
+
     var check = {
+        /**
+         * `validator`, applied only while `applies(option)` says the runtime
+         * reads the field (e.g. a path only its mode or its rule uses):
+         * `option(name)` is another option's value as the rule reads it.
+         */
+        when: function (applies, validator) {
+            return function (value, _opt) {
+                var node = this;
+                var option = function (name) { return optionValue(node, name); };
+                return applies(option) ? validator.call(node, value, _opt) : true;
+            };
+        },
+
         /** A number > 0 (or ${ENV}); options.whole for whole numbers, options.blankAllowed for an optional field. */
         positive: function (property, options) {
             var whole = !!(options && options.whole);
             var blankAllowed = !!(options && options.blankAllowed);
-            return function (value, opt) {
+            return function (value, _opt) {
                 if (blankAllowed && isBlank(value)) { return true; }
                 if (isPositive(value, whole)) { return true; }
                 return reason(this, whole ? "wholePositive" : "positive", { label: fieldLabel(this, property) });
@@ -281,7 +339,7 @@
         /** A number of 0 or more (or ${ENV}); blank allowed when options.blankAllowed. */
         nonNegative: function (property, options) {
             var blankAllowed = !!(options && options.blankAllowed);
-            return function (value, opt) {
+            return function (value, _opt) {
                 if (blankAllowed && isBlank(value)) { return true; }
                 if (isEnvReference(value) || (isNumber(value) && numberOrNaN(value) >= 0)) { return true; }
                 return reason(this, "nonNegative", { label: fieldLabel(this, property) });
@@ -289,14 +347,14 @@
         },
 
         /** A turn threshold: blank (off), or more than 0 and at most 180 degrees. */
-        headingDegrees: function (value, opt) {
+        headingDegrees: function (value, _opt) {
             if (isBlank(value) || isEnvReference(value)) { return true; }
             var n = numberOrNaN(value);
             return isNumber(value) && n > 0 && n <= 180 ? true : reason(this, "headingDegrees", {});
         },
 
         /** The TTL must be positive and outlive the window, or a parked asset is "first" every time. */
-        ttlCoversWindow: function (value, opt) {
+        ttlCoversWindow: function (value, _opt) {
             if (!isPositive(value, false)) {
                 return reason(this, "positive", { label: fieldLabel(this, "ttlSeconds") });
             }
@@ -305,7 +363,7 @@
         },
 
         /** The Redis store needs an existing dedup-redis config node. */
-        redisConfig: function (value, opt) {
+        redisConfig: function (value, _opt) {
             var state = redisState(this, value);
             return state === "ok" ? true : reason(this, state);
         },
@@ -313,7 +371,7 @@
         /** A msg property path such as payload.assetId or payload["asset id"]; blank allowed when options.blankAllowed. */
         msgProperty: function (property, options) {
             var blankAllowed = !!(options && options.blankAllowed);
-            return function (value, opt) {
+            return function (value, _opt) {
                 if (blankAllowed && isBlank(value)) { return true; }
                 return isMsgPath(value) ? true : reason(this, "property", { label: fieldLabel(this, property) });
             };
@@ -321,7 +379,7 @@
 
         /** msg property paths separated by commas, or blank. */
         msgPropertyList: function (property) {
-            return function (value, opt) {
+            return function (value, _opt) {
                 if (isBlank(value)) { return true; }
                 var paths = String(value).split(",");
                 for (var i = 0; i < paths.length; i++) {
@@ -337,7 +395,7 @@
          */
         readingPath: function (property, options) {
             var typeProperty = options && options.typeProperty;
-            return function (value, opt) {
+            return function (value, _opt) {
                 if (current(this, "keyMode") === "property") { return true; }
                 if (typeProperty && current(this, typeProperty) === "msg") {
                     return isMsgPath(value) ? true : reason(this, "property", { label: fieldLabel(this, property) });
@@ -347,18 +405,86 @@
         },
 
         /** Key mode `property` needs the property (or expression) the key is read from. */
-        keyProperty: function (value, opt) {
+        keyProperty: function (value, _opt) {
             if (current(this, "keyMode") !== "property") { return true; }
             return !isBlank(value) ? true : reason(this, "keyProperty", {});
         },
 
         /** The measured fields: valid paths, distinct names (not the timestamp's), ranges in order. */
-        measures: function (value, opt) {
+        measures: function (value, _opt) {
             if (current(this, "keyMode") === "property") { return true; }
             var problem = measuresProblem(value, current(this, "tsField"));
             return problem ? reason(this, problem[0], problem[1]) : true;
         }
     };
+
+    /* ---------------------------------------------------- the State section */
+
+    /**
+     * The State section of the two dedup nodes' dialogs (the store, its
+     * Redis connection, Forget after, the memory store's cap and saving, and
+     * what a failing store does), written once. `{type}` is the node's type
+     * (its catalog keys are its own), `{cap}` the option that caps the memory
+     * store (maxAssets, maxKeys).
+     */
+    var STATE_SECTION = [
+        '<h4 data-i18n="{type}.section.state"></h4>',
+        '<div class="form-row">',
+        '    <label for="node-input-store"><i class="fa fa-database"></i> <span data-i18n="{type}.label.store"></span></label>',
+        '    <select id="node-input-store" style="width: calc(100% - 130px);">',
+        '        <option value="memory" data-i18n="{type}.store.memory"></option>',
+        '        <option value="redis" data-i18n="{type}.store.redis"></option>',
+        '    </select>',
+        '</div>',
+        '<div class="form-tips dedup-note-memory" data-i18n="{type}.tip.memory"></div>',
+        '<div class="form-row dedup-row-redis">',
+        '    <label for="node-input-redis"><i class="fa fa-server"></i> <span data-i18n="{type}.label.redis"></span></label>',
+        '    <input type="text" id="node-input-redis" style="width: calc(100% - 130px);">',
+        '</div>',
+        '<div class="form-row">',
+        '    <label for="node-input-ttlSeconds"><i class="fa fa-hourglass-half"></i> <span data-i18n="{type}.label.ttlSeconds"></span></label>',
+        '    <input type="text" id="node-input-ttlSeconds" style="width: 100px;"> <span data-i18n="{type}.hint.ttlSeconds"></span>',
+        '</div>',
+        '<div class="form-row dedup-note-memory">',
+        '    <label for="node-input-{cap}"><i class="fa fa-compress"></i> <span data-i18n="{type}.label.{cap}"></span></label>',
+        '    <input type="text" id="node-input-{cap}" style="width: 200px;">',
+        '</div>',
+        '<div class="form-row dedup-note-memory">',
+        '    <label for="node-input-persistSeconds"><i class="fa fa-floppy-o"></i> <span data-i18n="{type}.label.persistSeconds"></span></label>',
+        '    <input type="text" id="node-input-persistSeconds" style="width: 100px;"> <span data-i18n="{type}.hint.persistSeconds"></span>',
+        '</div>',
+        '<div class="form-row">',
+        '    <label for="node-input-onStoreError"><i class="fa fa-exclamation-triangle"></i> <span data-i18n="{type}.label.onStoreError"></span></label>',
+        '    <select id="node-input-onStoreError" style="width: calc(100% - 130px);">',
+        '        <option value="admit" data-i18n="{type}.onStoreError.admit"></option>',
+        '        <option value="error" data-i18n="{type}.onStoreError.error"></option>',
+        '    </select>',
+        '</div>'
+    ].join("\n");
+
+    /** Where a node's template wants the State section, naming its cap. */
+    var STATE_PLACEHOLDER = /<div class="dedup-state-section" data-cap="(\w+)"><\/div>/;
+
+    /**
+     * Puts the State section into the edit template of `type` where it holds
+     * the placeholder. Called as the node's editor file loads: the section
+     * must be in the template itself, since Node-RED fills the fields from
+     * the node (and makes the Redis field a config node select) before
+     * oneditprepare. The editor puts a module's files in the page before it
+     * runs their scripts; should a template come later, it is done once the
+     * page has it.
+     */
+    function stateSection(type, tries) {
+        var template = $('script[type="text/html"][data-template-name="' + type + '"]');
+        if (!template.length) {
+            if ((tries || 0) < 20) { setTimeout(function () { stateSection(type, (tries || 0) + 1); }, 0); }
+            else { console.warn("[" + type + "] no edit template to put the State section into"); }
+            return;
+        }
+        template.text(template.text().replace(STATE_PLACEHOLDER, function (placeholder, cap) {
+            return STATE_SECTION.replace(/\{type\}/g, type).replace(/\{cap\}/g, cap);
+        }));
+    }
 
     /* ------------------------------------------------------ dialog wiring */
 
@@ -512,7 +638,10 @@
         defaultsFor: defaultsFor,
         valueOf: valueOf,
         showDefaults: showDefaults,
+        showBlanksAsDefaults: showBlanksAsDefaults,
+        setAwayFromDefault: setAwayFromDefault,
         stampVersion: stampVersion,
+        isBlank: isBlank,
         isEnvReference: isEnvReference,
         measureName: measureName,
         bindStoreSelector: bindStoreSelector,
@@ -521,6 +650,7 @@
         readingOrMsgInput: readingOrMsgInput,
         revalidateOnChange: revalidateOnChange,
         foldingSection: foldingSection,
-        measuresList: measuresList
+        measuresList: measuresList,
+        stateSection: stateSection
     };
 })();

@@ -1,8 +1,9 @@
-import type { IncomingMessage } from 'http';
-import { registerMetricsEndpoint, type MetricsAPI } from './metrics/endpoint';
 import { errorMessage } from './core/parse/errors';
-import { insightDetails, insightSummaries, keyGaps, publishInsight, runningSubject, windowSample } from './node-red/insight';
-import { DEFAULT_METRES, DEFAULT_SECONDS, MAX_VALUES, parseList, ruleOf, withCurrent } from './tune/grid-spec';
+import type { AdminRequest, AdminResponse, NodeAPI } from './node-red/api';
+import { publishInsight } from './insight/sidebar-push';
+import { insightDetails, insightSummaries, keyGaps, runningSubject, windowSample } from './insight/sidebar-view';
+import { DEFAULT_DEADBANDS } from './tune/grid';
+import { DEFAULT_METRES, DEFAULT_SECONDS, MAX_VALUES, nodeRule, parseList, withCurrent } from './tune/grid-spec';
 import type { WhatIfJob } from './tune/jobs';
 import { runWhatIfJob } from './tune/threads';
 import { ttlWhatIf } from './tune/ttl-what-if';
@@ -12,6 +13,7 @@ import { textOf } from './core/parse/fields';
 import { ROLE_OPTIONS, type ColumnChoice, type Role } from './tune/file-columns';
 import type { FileLayout } from './tune/ping-file';
 import { DEFAULT_TIME_ZONE, timeZoneName } from './tune/time-zone';
+import { SENSOR_TYPE, WINDOW_TYPE, type WindowNodeSettings } from './telemetry/subjects';
 
 /**
  * The dedup sidebar's runtime half (a Node-RED plugin, package.json
@@ -23,12 +25,20 @@ import { DEFAULT_TIME_ZONE, timeZoneName } from './tune/time-zone';
  *   GET  dedup-sidebar/nodes/:id              one node with its lists  (dedup.read)
  *   POST dedup-sidebar/nodes/:id/what-if      the grid over its sample (dedup.write)
  *   POST dedup-sidebar/nodes/:id/what-if/file the grid over an upload  (dedup.write;
- *        ?asset=&time=&lat=&lon=&heading=&accuracy= name its columns, ?tz= the zone of its zone-less times)
+ *        ?asset=&time=&lat=&lon=&heading=&accuracy=&value=&valid=&satellites=&hdop=
+ *        name its columns, ?tz= the zone of its zone-less times)
+ *
+ * A what-if's lists are `seconds` and `metres` (Heartbeat × Movement), or
+ * for a node in value mode `seconds` and `deadbands` (Heartbeat ×
+ * Deadband), in the body or the query.
  *   POST dedup-sidebar/nodes/:id/ttl-what-if  the sensor TTL what-if   (dedup.write)
+ *
+ * The metrics endpoint (dedup/metrics) is the nodes' own, not this
+ * plugin's: see node-red/metrics-endpoint.
  *
  * The what-if is work (seconds, for a large upload) and reads files, so it
  * needs write permission and runs in a thread of its own, one at a time.
- * Data comes from node-red/insight, which the nodes report to.
+ * Data comes from the nodes' telemetry records, read by insight/sidebar-view.
  *
  * Every request is bounded before any work is done for it, so that no admin
  * client can stall the flows (the runtime's one thread) or take its memory:
@@ -40,39 +50,10 @@ import { DEFAULT_TIME_ZONE, timeZoneName } from './tune/time-zone';
  * limits are listed in docs/sidebar-and-tuning.md.
  */
 
-/** The part of the plugin API used here, typed by hand as node-red/api does for nodes. */
-interface AdminRequest extends IncomingMessage {
-  params: Record<string, string>;
-  query: Record<string, unknown>;
-  body?: unknown;
-  /** Set by Node-RED's body parsers once they consumed the body. */
-  _body?: boolean;
-}
-
-interface AdminResponse {
-  status(code: number): AdminResponse;
-  set(field: string, value: string): AdminResponse;
-  json(body: unknown): void;
-}
-
-type Handler = (req: AdminRequest, res: AdminResponse, next: (error?: unknown) => void) => void;
-
-interface PluginAPI {
-  plugins: { registerPlugin(id: string, definition: Record<string, unknown>): void };
-  httpAdmin: { get(path: string, ...handlers: Handler[]): void; post(path: string, ...handlers: Handler[]): void };
-  auth: { needsPermission(permission: string): Handler };
-  comms: { publish(topic: string, data: unknown, retain?: boolean): void };
-  _(key: string, substitutions?: Record<string, string | number>): string;
-  /** The runtime settings (settings.js). */
-  settings: Record<string, unknown>;
-}
-
 const PLUGIN_ID = 'dedup-sidebar';
 const COMMS_TOPIC = 'telemetry-dedup/insight';
 const BASE = '/dedup-sidebar/nodes';
 const PUSH_EVERY_MS = 2000;
-const WINDOW = 'sliding-window-dedup';
-const SENSOR = 'sensor-reconnect-dedup';
 /** A what-if request's JSON body: two short lists need some hundred bytes. */
 const MAX_JSON_BODY_BYTES = 16 * 1024;
 /**
@@ -85,10 +66,8 @@ const MAX_LIST_ITEMS = 5 * MAX_VALUES;
 /** The one what-if running in this runtime, if any. */
 let busy = false;
 
-export = function registerDedupSidebar(RED: PluginAPI): void {
+export = function registerDedupSidebar(RED: NodeAPI): void {
   RED.plugins.registerPlugin(PLUGIN_ID, { type: 'dedup-sidebar' });
-  // The same RED object, typed for the part the metrics use.
-  registerMetricsEndpoint(RED as unknown as MetricsAPI);
   publishInsight((nodes, time) => RED.comms.publish(COMMS_TOPIC, { time, nodes }, true), PUSH_EVERY_MS);
 
   const read = RED.auth.needsPermission('dedup.read');
@@ -102,7 +81,12 @@ export = function registerDedupSidebar(RED: PluginAPI): void {
   RED.httpAdmin.get(BASE, read, (_req, res) => {
     // The upload limit too, so that the editor refuses a large file before sending it.
     // The grid's default lists and the upload limit, as this runtime has them: the sidebar keeps no copy.
-    res.json({ time: Date.now(), nodes: insightSummaries(), maxUploadBytes: MAX_UPLOAD_BYTES, grid: { seconds: DEFAULT_SECONDS.join(','), metres: DEFAULT_METRES.join(',') } });
+    res.json({
+      time: Date.now(),
+      nodes: insightSummaries(),
+      maxUploadBytes: MAX_UPLOAD_BYTES,
+      grid: { seconds: DEFAULT_SECONDS.join(','), metres: DEFAULT_METRES.join(','), deadbands: DEFAULT_DEADBANDS.join(',') },
+    });
   });
 
   RED.httpAdmin.get(`${BASE}/:id`, read, (req, res) => {
@@ -111,10 +95,12 @@ export = function registerDedupSidebar(RED: PluginAPI): void {
     else res.json(details);
   });
 
-  /** The grid lists of a request (body or query), defaulted, with the node's own setting added. */
-  const gridOf = (source: Record<string, unknown>, settings: Record<string, unknown>, res: AdminResponse): WhatIfJob['request']['spec'] | undefined => {
-    const lists: number[][] = [];
-    for (const [name, fallback] of [['seconds', DEFAULT_SECONDS], ['metres', DEFAULT_METRES]] as const) {
+  /** The grid lists of a request (body or query), defaulted, with the node's own setting added; in value mode Deadband instead of Movement. */
+  const gridOf = (source: Record<string, unknown>, settings: Readonly<WindowNodeSettings>, res: AdminResponse): WhatIfJob['request']['spec'] | undefined => {
+    const valueMode = settings.mode === 'value';
+    const lists: (readonly number[])[] = [];
+    const asked: ReadonlyArray<readonly [string, readonly number[]]> = [['seconds', DEFAULT_SECONDS], valueMode ? ['deadbands', DEFAULT_DEADBANDS] : ['metres', DEFAULT_METRES]];
+    for (const [name, fallback] of asked) {
       const given = source[name];
       if (given === undefined || given === '') {
         lists.push(fallback);
@@ -132,8 +118,9 @@ export = function registerDedupSidebar(RED: PluginAPI): void {
       }
       lists.push(parsed.values);
     }
-    const number = (v: unknown): number | undefined => (typeof v === 'number' ? v : undefined);
-    return withCurrent({ seconds: lists[0] as number[], metres: lists[1] as number[] }, number(settings.minSeconds), number(settings.minMetres));
+    const [seconds = DEFAULT_SECONDS, second = []] = lists;
+    if (valueMode) return withCurrent({ seconds, metres: [], deadbands: second }, settings.minSeconds, undefined, settings.deadband);
+    return withCurrent({ seconds, metres: second }, settings.minSeconds, settings.minMetres);
   };
 
   /**
@@ -172,13 +159,13 @@ export = function registerDedupSidebar(RED: PluginAPI): void {
   };
 
   /** The running sliding-window node of the request, or an answer saying why there is none. */
-  const windowNode = (req: AdminRequest, res: AdminResponse): Record<string, unknown> | undefined => {
+  const windowNode = (req: AdminRequest, res: AdminResponse): Readonly<WindowNodeSettings> | undefined => {
     if (req._body === true && !smallBody(req, res)) return undefined;
     const subject = runningSubject(req.params.id as string);
     if (subject === undefined) fail(res, 404, 'noNode', { id: req.params.id as string });
-    else if (subject.type !== WINDOW) fail(res, 409, 'notWindow', { id: subject.id });
+    else if (subject.type !== WINDOW_TYPE) fail(res, 409, 'notWindow', { id: subject.id });
     else if (busy) fail(res, 429, 'busy');
-    else return subject.settings();
+    else return subject.settings;
     return undefined;
   };
 
@@ -215,7 +202,7 @@ export = function registerDedupSidebar(RED: PluginAPI): void {
     readUpload(req, MAX_UPLOAD_BYTES, idleMs()).then(
       (upload) => {
         if (upload.ok) {
-          const fields = { heading: typeof settings.minHeadingDegrees === 'number', accuracy: typeof settings.accuracyProperty === 'string' && settings.accuracyProperty !== '' };
+          const fields = { heading: settings.minHeadingDegrees !== undefined, accuracy: settings.accuracyProperty !== '' };
           const name = typeof req.query.name === 'string' ? req.query.name.slice(0, 200) : '';
           const input = { text: upload.bytes, maxPings: MAX_UPLOAD_PINGS };
           void answer(res, { kind: 'what-if', input, fields, layout, request: requestOf(spec, settings) }, { source: 'file', name, current: currentOf(settings) });
@@ -245,12 +232,12 @@ export = function registerDedupSidebar(RED: PluginAPI): void {
       fail(res, 404, 'noNode', { id: req.params.id as string });
       return;
     }
-    const gaps = subject.type === SENSOR ? keyGaps(subject.id) : undefined;
+    const gaps = subject.type === SENSOR_TYPE ? keyGaps(subject.id) : undefined;
     if (gaps === undefined) {
       fail(res, 409, 'notSensor', { id: subject.id });
       return;
     }
-    const current = Number(gaps.settings.ttlSeconds);
+    const current = gaps.settings.ttlSeconds;
     res.json({ current, stats: gaps.stats, replays: gaps.gaps.length, points: ttlWhatIf(gaps.gaps, current) });
   });
 };
@@ -272,11 +259,13 @@ function layoutOf(query: Record<string, unknown>): FileLayout | string {
 }
 
 /** The node's own rule around the requested grid; the jitter is measured under the node's Heartbeat. */
-function requestOf(spec: WhatIfRequest['spec'], settings: Record<string, unknown>): WhatIfRequest {
-  return { spec, rule: ruleOf(settings, 'node'), heartbeatSeconds: Number(settings.minSeconds) };
+function requestOf(spec: WhatIfRequest['spec'], settings: Readonly<WindowNodeSettings>): WhatIfRequest {
+  return { spec, rule: nodeRule(settings), heartbeatSeconds: settings.minSeconds };
 }
 
-function currentOf(settings: Record<string, unknown>): { minSeconds: unknown; minMetres: unknown } {
+/** The node's own setting, for the chart to mark: Heartbeat and Movement, or in value mode Heartbeat and Deadband. */
+function currentOf(settings: Readonly<WindowNodeSettings>): { minSeconds: number; minMetres: number } | { minSeconds: number; deadband: number } {
+  if (settings.mode === 'value') return { minSeconds: settings.minSeconds, deadband: settings.deadband ?? 0 };
   return { minSeconds: settings.minSeconds, minMetres: settings.minMetres };
 }
 

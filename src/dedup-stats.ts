@@ -1,12 +1,14 @@
 /** The dedup stats node: Node-RED's entry point, wiring only (behaviour: node-red/stats-controller). */
 import type { Node, NodeAPI } from './node-red/api';
+import { serveMetrics } from './node-red/metrics-endpoint';
 import { editorSettings } from './node-red/editor-settings';
-import { StatsController, type StatsDef } from './node-red/stats-controller';
+import { startStatsNode, type StatsDef } from './node-red/stats-controller';
 
 export = function registerDedupStats(RED: NodeAPI): void {
+  serveMetrics(RED);
   function DedupStatsNode(this: Node, def: StatsDef): void {
     RED.nodes.createNode(this, def);
-    new StatsController(RED, this).start(def);
+    startStatsNode(RED, this, def);
   }
 
   RED.nodes.registerType('dedup-stats', DedupStatsNode, { settings: editorSettings('dedup-stats') });

@@ -14,6 +14,8 @@ export const SLIDING_WINDOW_DEFAULTS = {
   name: '',
   store: 'memory',
   redis: '',
+  /** `position`: the rule compares positions; `value`: a reading's value (see core/window/sliding-window). */
+  mode: 'position',
   minSeconds: 60,
   minMetres: 25,
   ttlSeconds: 21_600,
@@ -23,10 +25,29 @@ export const SLIDING_WINDOW_DEFAULTS = {
   timeProperty: 'payload.ts',
   latProperty: 'payload.lat',
   lonProperty: 'payload.lon',
+  /** Value mode: the reading, its deadband (0: any change), and the deadband's unit: `units`, or `percent` of the last admitted value. */
+  valueProperty: 'payload.value',
+  deadband: 0,
+  deadbandUnit: 'units',
   eventFields: '',
   minHeadingDegrees: '',
   headingProperty: 'payload.heading',
+  /**
+   * The fix's quality (position mode): the no-fix guard (0,0, or a validity
+   * property that says so; blank: 0,0 only), and Min satellites and Max
+   * HDOP, each off while blank, read from their paths (blank: the default).
+   */
+  noFix: true,
+  validProperty: '',
+  satellitesProperty: 'payload.satellites',
+  minSatellites: '',
+  hdopProperty: 'payload.hdop',
+  maxHdop: '',
   accuracyProperty: '',
+  /** The jump guard: off while Max speed is blank or 0; Relocate after blank: ten Heartbeats. */
+  maxSpeedKmh: '',
+  relocateAfterSeconds: '',
+  relocateAfterPings: 3,
   maxAheadSeconds: 300,
   sampleSize: 10_000,
   onStoreError: 'admit',

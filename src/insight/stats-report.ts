@@ -1,8 +1,8 @@
-import { SENSOR_SLOTS, WINDOW_SLOTS } from '../metrics/node-counters';
+import { SENSOR_SLOTS, WINDOW_SLOTS } from '../telemetry/decision-slots';
 
 /**
  * The message a dedup-stats node sends: per dedup node, the counts the
- * dedup sidebar and Prometheus read (node-red/insight's records), worked
+ * dedup sidebar and Prometheus read (the nodes' telemetry records), worked
  * into what a dashboard shows: totals by decision and reason, the share
  * suppressed, decisions per minute since the stats node's previous
  * message, and the assets or devices with the most suppressed. Pure: the
@@ -61,7 +61,7 @@ export interface NodeStats extends NodeOf {
   perMinute: PerMinute;
 }
 
-/** What a report reads of one dedup node (node-red/insight's nodeCounts, with its flow name). */
+/** What a report reads of one dedup node (insight/stats-view's nodeCounts, with its flow name). */
 export interface CountsIn extends NodeOf {
   decisions: Float64Array;
 }

@@ -1,14 +1,16 @@
 import { Counter, Gauge, Registry, type Metric } from 'prom-client';
-import { nodeCounters, type InsightSubject } from '../node-red/insight';
-import { CONFIRM_OUTCOMES, confirmCounters } from './confirm-counters';
-import { FAILURE_CAUSES, SENSOR_DUPLICATE, SENSOR_IN_FLIGHT, SENSOR_SLOTS, WINDOW_SLOTS } from './node-counters';
+import { CONFIRM_OUTCOMES, SENSOR_DUPLICATE, SENSOR_IN_FLIGHT, SENSOR_SLOTS, WINDOW_SLOTS } from '../telemetry/decision-slots';
+import { FAILURE_CAUSES } from '../telemetry/failure-causes';
+import { confirmRecords, decidingRecords, type DecidingTelemetry } from '../telemetry/records';
+import { SensorTelemetry } from '../telemetry/sensor-telemetry';
+import type { StoreInfo } from '../telemetry/subjects';
 import { redisCallItems, redisCallSeconds } from './redis-calls';
 
 /**
- * The pack's Prometheus metrics, made from the plain counters the nodes
- * keep (metrics/node-counters, metrics/confirm-counters) when a registry is
- * scraped: each metric's collect() sets its series from them. Nothing here
- * runs per message.
+ * The pack's Prometheus metrics, made from the nodes' telemetry records
+ * (src/telemetry: plain numbers, written once per decision) when a
+ * registry is scraped: each metric's collect() sets its series from them.
+ * Nothing here runs per message.
  *
  * Labels name nodes, never assets or devices: `node` (the node's name, or
  * its id when it has none), `node_id`, `flow` (its flow tab's name) and
@@ -17,7 +19,7 @@ import { redisCallItems, redisCallSeconds } from './redis-calls';
  *
  * The metrics live in a private registry (served at dedup/metrics) and are
  * also registered in a shared one when the runtime has it (see
- * metrics/endpoint): both read the same objects.
+ * node-red/metrics-endpoint): both read the same objects.
  */
 
 /** How a scrape finds a node's flow name: the runtime's NR_FLOW_NAME of the node, if it still runs. */
@@ -52,25 +54,25 @@ function labelsOf(id: string, name: string, flows: Map<string, string>): NodeLab
 /** The nodes of one scrape, with their labels worked out once for every metric. */
 interface ScrapeNode {
   labels: NodeLabels;
-  subject: InsightSubject;
+  record: DecidingTelemetry;
   /** The store's info, asked once per scrape (a sensor store's pending keys are counted by a walk). */
-  info: ReturnType<InsightSubject['info']>;
-  counters: ReturnType<typeof nodeCounters>[number]['counters'];
-  running: boolean;
+  info: StoreInfo;
 }
 
 let scrape: ScrapeNode[] | undefined;
 
 /**
- * The dedup nodes as this scrape sees them: the metrics' collect() calls of
- * one scrape (prom-client awaits them one after the other, in one turn of
- * the event loop) share one walk, forgotten at the end of that turn, so the
- * next scrape sees the nodes started since, however soon it comes.
+ * The dedup nodes as this scrape sees them, running or closed but not yet
+ * forgotten (a redeploy must not make a series vanish): the metrics'
+ * collect() calls of one scrape (prom-client awaits them one after the
+ * other, in one turn of the event loop) share one walk, forgotten at the
+ * end of that turn, so the next scrape sees the nodes started since,
+ * however soon it comes.
  */
 function scrapeNodes(): ScrapeNode[] {
   if (scrape !== undefined) return scrape;
   const flows = new Map<string, string>();
-  const nodes = nodeCounters().map(({ subject, counters, running }) => ({ labels: labelsOf(subject.id, subject.name, flows), subject, info: subject.info(), counters, running }));
+  const nodes = [...decidingRecords()].map((record) => ({ labels: labelsOf(record.subject.id, record.subject.name, flows), record, info: record.storeInfo() }));
   scrape = nodes;
   setImmediate(() => {
     scrape = undefined;
@@ -87,12 +89,12 @@ const messages = new Counter({
   registers: [],
   collect() {
     this.reset();
-    for (const { labels, subject, info, counters } of scrapeNodes()) {
-      const slots = counters.window ? WINDOW_SLOTS : SENSOR_SLOTS;
+    for (const { labels, record, info } of scrapeNodes()) {
+      const slots = record instanceof SensorTelemetry ? SENSOR_SLOTS : WINDOW_SLOTS;
       const store = info.kind;
       for (let slot = 0; slot < slots.length; slot++) {
         const { reason, admit } = slots[slot] as { reason: string; admit: boolean };
-        this.inc({ ...labels, type: subject.type, store, decision: admit ? 'admitted' : 'suppressed', reason }, counters.decisions[slot] as number);
+        this.inc({ ...labels, type: record.subject.type, store, decision: admit ? 'admitted' : 'suppressed', reason }, record.decisions[slot] as number);
       }
     }
   },
@@ -105,7 +107,7 @@ const rejected = new Counter({
   registers: [],
   collect() {
     this.reset();
-    for (const { labels, subject, counters } of scrapeNodes()) this.inc({ ...labels, type: subject.type }, counters.rejected);
+    for (const { labels, record } of scrapeNodes()) this.inc({ ...labels, type: record.subject.type }, record.rejected);
   },
 });
 
@@ -116,16 +118,16 @@ const readings = new Counter({
   registers: [],
   collect() {
     this.reset();
-    for (const { labels, info, counters } of scrapeNodes()) {
-      if (counters.window) continue;
+    for (const { labels, info, record } of scrapeNodes()) {
+      if (!(record instanceof SensorTelemetry)) continue;
       const store = info.kind;
-      const d = counters.decisions;
+      const d = record.decisions;
       const unique = (d[0] as number) + (d[1] as number) + (d[2] as number);
       this.inc({ ...labels, store, outcome: 'unique' }, unique);
       this.inc({ ...labels, store, outcome: 'duplicate' }, d[SENSOR_DUPLICATE] as number);
       this.inc({ ...labels, store, outcome: 'in-flight' }, d[SENSOR_IN_FLIGHT] as number);
-      this.inc({ ...labels, store, outcome: 'rejected' }, counters.rejected);
-      this.inc({ ...labels, store, outcome: 'lease-expired' }, counters.leaseExpired);
+      this.inc({ ...labels, store, outcome: 'rejected' }, record.rejected);
+      this.inc({ ...labels, store, outcome: 'lease-expired' }, record.leaseExpired);
     }
   },
 });
@@ -138,8 +140,8 @@ const confirmKeys = new Counter({
   collect() {
     this.reset();
     const flows = new Map<string, string>();
-    for (const c of confirmCounters()) {
-      const labels = labelsOf(c.id, c.name, flows);
+    for (const c of confirmRecords()) {
+      const labels = labelsOf(c.subject.id, c.subject.name, flows);
       for (let i = 0; i < CONFIRM_OUTCOMES.length; i++) this.inc({ ...labels, outcome: CONFIRM_OUTCOMES[i] }, c.keys[i] as number);
     }
   },
@@ -153,7 +155,7 @@ const confirmFailures = new Counter({
   collect() {
     this.reset();
     const flows = new Map<string, string>();
-    for (const c of confirmCounters()) this.inc(labelsOf(c.id, c.name, flows), c.failed);
+    for (const c of confirmRecords()) this.inc(labelsOf(c.subject.id, c.subject.name, flows), c.failed);
   },
 });
 
@@ -164,19 +166,19 @@ const storeFailures = new Counter({
   registers: [],
   collect() {
     this.reset();
-    for (const { labels, subject, counters } of scrapeNodes()) {
-      for (let i = 0; i < FAILURE_CAUSES.length; i++) this.inc({ ...labels, type: subject.type, cause: FAILURE_CAUSES[i] }, counters.failures[i] as number);
+    for (const { labels, record } of scrapeNodes()) {
+      for (let i = 0; i < FAILURE_CAUSES.length; i++) this.inc({ ...labels, type: record.subject.type, cause: FAILURE_CAUSES[i] }, record.failures[i] as number);
     }
     const flows = new Map<string, string>();
-    for (const c of confirmCounters()) {
-      const labels = labelsOf(c.id, c.name, flows);
+    for (const c of confirmRecords()) {
+      const labels = labelsOf(c.subject.id, c.subject.name, flows);
       for (let i = 0; i < FAILURE_CAUSES.length; i++) this.inc({ ...labels, type: 'dedup-confirm', cause: FAILURE_CAUSES[i] }, c.failures[i] as number);
     }
   },
 });
 
 /** A gauge of the running nodes' store info, set at scrape time; `read` answers undefined for a node it does not apply to. */
-function storeGauge(name: string, help: string, read: (info: ReturnType<InsightSubject['info']>, now: number) => number | undefined): Gauge {
+function storeGauge(name: string, help: string, read: (info: StoreInfo, now: number) => number | undefined): Gauge {
   return new Gauge({
     name,
     help,
@@ -185,10 +187,10 @@ function storeGauge(name: string, help: string, read: (info: ReturnType<InsightS
     collect() {
       this.reset();
       const now = Date.now();
-      for (const { labels, subject, info, running } of scrapeNodes()) {
-        if (!running) continue;
+      for (const { labels, record, info } of scrapeNodes()) {
+        if (!record.running) continue;
         const value = read(info, now);
-        if (value !== undefined) this.set({ ...labels, type: subject.type, store: info.kind }, value);
+        if (value !== undefined) this.set({ ...labels, type: record.subject.type, store: info.kind }, value);
       }
     },
   });

@@ -1,8 +1,11 @@
 /**
- * The part of the Node-RED runtime API these nodes use, typed by hand:
- * @types/node-red describes Node-RED 1.x and pulls in a tree of packages for
- * the few calls below.
+ * The part of the Node-RED runtime API this pack uses, typed by hand, once
+ * for the nodes and the sidebar plugin alike (Node-RED hands both the same
+ * API object): @types/node-red describes Node-RED 1.x and pulls in a tree
+ * of packages for the few calls below.
  */
+import type { IncomingMessage } from 'http';
+
 export interface NodeMessage {
   _msgid?: string;
   payload?: unknown;
@@ -43,6 +46,24 @@ export interface Node<Credentials = Record<string, string>> {
   log(message: unknown): void;
 }
 
+/** A request to the admin API (Express's, as Node-RED serves it). */
+export interface AdminRequest extends IncomingMessage {
+  params: Record<string, string>;
+  query: Record<string, unknown>;
+  body?: unknown;
+  /** Set by Node-RED's body parsers once they consumed the body. */
+  _body?: boolean;
+}
+
+export interface AdminResponse {
+  status(code: number): AdminResponse;
+  set(field: string, value: string): AdminResponse;
+  json(body: unknown): void;
+  send(body: string): void;
+}
+
+export type AdminHandler = (req: AdminRequest, res: AdminResponse, next: (error?: unknown) => void) => void;
+
 export interface NodeAPI {
   nodes: {
     createNode(node: Node<unknown>, def: NodeDef): void;
@@ -54,15 +75,24 @@ export interface NodeAPI {
     ): void;
     getNode(id: string): unknown;
   };
+  plugins: { registerPlugin(id: string, definition: Record<string, unknown>): void };
   util: {
     /** Node-RED's own deep copy of a message, as send() makes for a second wire and handleError for each Catch node. */
     cloneMessage<T>(msg: T): T;
     normalisePropertyExpression(expr: string): (string | number)[];
-    setMessageProperty(msg: NodeMessage, path: string, value: unknown, createMissing?: boolean): boolean;
     /** A JSONata expression, prepared once; evaluated with evaluateJSONataExpression. */
     prepareJSONataExpression(expression: string, node: object): unknown;
     evaluateJSONataExpression(expression: unknown, msg: NodeMessage, callback: (error: Error | null, result?: unknown) => void): void;
+    /** A node's setting or environment variable (NR_FLOW_NAME: its flow's name); absent from a stand-in RED in tests. */
+    getSetting?(node: unknown, name: string): unknown;
   };
+  /** The runtime settings (settings.js). */
   settings: Record<string, unknown>;
+  log: { warn(message: string): void };
+  /** The admin API's Express app, and the permission checks of its routes. */
+  httpAdmin: { get(path: string, ...handlers: AdminHandler[]): void; post(path: string, ...handlers: AdminHandler[]): void };
+  auth: { needsPermission(permission: string): AdminHandler };
+  /** Pushes to every open editor. */
+  comms: { publish(topic: string, data: unknown, retain?: boolean): void };
   _(key: string, substitutions?: Record<string, string | number>): string;
 }

@@ -7,7 +7,7 @@
  */
 import type { SeenClaim } from '../core/sensor/burst';
 import type { SeenStore } from '../stores/types';
-import { drop, keep, recordOf } from './node-registry';
+import { drop, keep, NodeSlot, recordOf } from './node-registry';
 
 export interface ClaimHolder {
   store: SeenStore;
@@ -18,15 +18,17 @@ export interface ClaimHolder {
   leaseSeconds: number;
 }
 
+const CLAIMS = new NodeSlot<ClaimHolder>('claims');
+
 export function registerClaimHolder(nodeId: string, holder: ClaimHolder): void {
-  keep(nodeId, 'claims', holder);
+  keep(nodeId, CLAIMS, holder);
 }
 
 /** Only the holder registered under the id goes: a redeployed node may have registered its successor already. */
 export function unregisterClaimHolder(nodeId: string, holder: ClaimHolder): void {
-  if (recordOf(nodeId, 'claims') === holder) drop(nodeId, 'claims');
+  if (recordOf(nodeId, CLAIMS) === holder) drop(nodeId, CLAIMS);
 }
 
 export function claimHolder(nodeId: string): ClaimHolder | undefined {
-  return recordOf(nodeId, 'claims');
+  return recordOf(nodeId, CLAIMS);
 }

@@ -24,17 +24,7 @@ export const DRAIN_MS = 10_000;
 export const CONFIG_WAIT_MS = 12_000;
 export const NODE_RED_LIMIT_MS = 15_000;
 
-/** How long a node drains, given its store's give-up time (Infinity for memory). */
+/** How long a node drains, given its store's give-up time (Infinity for memory, and for the confirm node's settles in other nodes' stores). */
 export function drainLimit(storeTimeoutMs: number): number {
   return Math.min(DRAIN_MS, storeTimeoutMs + 1000);
-}
-
-/**
- * How long a closing node waits for its requests: by its bound store's
- * give-up time; the whole DRAIN_MS for a node that has no store of its own
- * (`storeless`); a second for a node whose store never bound (nothing of
- * it is in flight).
- */
-export function closeDrainLimit(storeTimeoutMs: number | undefined, storeless: boolean): number {
-  return drainLimit(storeTimeoutMs ?? (storeless ? Infinity : 0));
 }

@@ -54,3 +54,16 @@ export function nonNegativeNumber(value: unknown, name: string, fallback: number
 export function optionalNonNegative(value: unknown, name: string): number | undefined {
   return isBlank(value) ? undefined : nonNegativeNumber(value, name, 0);
 }
+
+/** An option that is off when blank: a number greater than 0, or undefined. */
+export function optionalPositive(value: unknown, name: string): number | undefined {
+  return isBlank(value) ? undefined : positiveNumber(value, name, 0);
+}
+
+/** A checkbox: true or false (or their words, from a flow written by hand); blank means the default. */
+export function flag(value: unknown, name: string, fallback: boolean): boolean {
+  if (isBlank(value)) return fallback;
+  if (value === true || value === 'true') return true;
+  if (value === false || value === 'false') return false;
+  throw new Error(`${name} must be true or false, not ${JSON.stringify(value)}`);
+}

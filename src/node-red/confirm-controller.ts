@@ -1,30 +1,38 @@
-import { SETTLE } from '../core/sensor/seen-codes';
-import { confirmFailed, confirmReported, confirmStarted, confirmStoreFailed } from '../metrics/confirm-counters';
-import type { Replies, SeenStore, SettleRequest } from '../stores/types';
-import type { DoneFunction, Node, NodeAPI, NodeMessage, SendFunction } from './api';
-import { claimHolder } from './claim-registry';
-import { oneOf } from './config-values';
 import { CONFIRM_DEFAULTS } from '../core/defaults';
 import { errorMessage, toError } from '../core/parse/errors';
-import type { Leaving } from './guarded-send';
-import { upgradeConfig } from './migrations';
-import { NodeLifecycle } from './node-lifecycle';
-import { countsLine } from './status-counts';
+import { SETTLE } from '../core/sensor/seen-codes';
+import type { Replies, SeenStore, SettleRequest } from '../stores/types';
+import type { ConfirmTelemetry, SettleCounts } from '../telemetry/confirm-telemetry';
+import { confirmTelemetry } from '../telemetry/records';
+import { CONFIRM_TYPE } from '../telemetry/subjects';
+import type { DoneFunction, NodeDef, NodeMessage, SendFunction } from './api';
+import { oneOf } from './config-values';
+import type { Controller, NodeParts } from './node-lifecycle';
+import { leaving, type Leaving, type Outlet } from './outlet';
+import type { StatusCounts, Translate } from './status-board';
+import { confirmStatus } from './status-counts';
+import type { ClaimStores } from './store-binding';
+import type { StoreCall, StoreCalls } from './store-calls';
+import type { StoreHealth } from './store-health';
 
-export const CONFIRM_TYPE = 'dedup-confirm';
-
-export interface ConfirmDef {
-  id: string;
-  type: string;
-  name?: string;
+export interface ConfirmDef extends NodeDef {
   action?: string;
+}
+
+export interface ConfirmConfig {
+  action: 'confirm' | 'release';
+}
+
+export function readConfirmConfig(def: ConfirmDef): ConfirmConfig {
+  return { action: oneOf(def.action, 'action', ['confirm', 'release'], CONFIRM_DEFAULTS.action) };
 }
 
 interface Waiting extends Leaving {
   keys: string[];
   /** Whether the sensor node holds its keys pending (Confirm delivery on). */
   pendingMode: boolean;
-  send: SendFunction;
+  /** The seen-set of the sensor node that claimed the keys. */
+  store: SeenStore;
 }
 
 /** What the sensor node puts on an admitted message, as this node reads it. */
@@ -43,132 +51,107 @@ interface Claimed {
  * connection). A key only the token still holds is settled: a late confirm
  * never confirms another worker's newer claim.
  */
-export class ConfirmController {
-  readonly counts = { settled: 0, failed: 0 };
-  readonly life: NodeLifecycle;
-  private action: 'confirm' | 'release' = 'confirm';
+export class ConfirmController implements Controller {
+  readonly status: StatusCounts;
+  private readonly action: 'confirm' | 'release';
+  private readonly stores: ClaimStores;
+  private readonly t: Translate;
+  private readonly out: Outlet;
+  private readonly calls: StoreCalls;
+  private readonly health: StoreHealth;
+  private readonly telemetry: ConfirmTelemetry;
   private readonly replies: Replies<number[], Waiting>;
+  private readonly settle: StoreCall<SettleRequest, number[], Waiting>;
 
-  constructor(
-    RED: NodeAPI,
-    private readonly node: Node,
-  ) {
-    this.life = new NodeLifecycle(RED, node, CONFIRM_TYPE, (t) =>
-      this.action === 'confirm'
-        ? countsLine(t, { confirmed: this.counts.settled, unmatched: this.counts.failed }, 'status.tallyConfirmed')
-        : countsLine(t, { released: this.counts.settled, unmatched: this.counts.failed }, 'status.tallyReleased'),
-    );
-    // Any answer, matched or not, means the store works again (answers() tells the status).
-    this.replies = this.life.answers(
+  constructor({ node, t, config, store, out, calls, health }: NodeParts<ConfirmConfig, ClaimStores>) {
+    this.action = config.action;
+    this.stores = store;
+    this.t = t;
+    this.out = out;
+    this.calls = calls;
+    this.health = health;
+    // Its counts are kept with the node's id: a redeploy keeps them, and a removed node's are forgotten with it.
+    this.telemetry = confirmTelemetry({ type: CONFIRM_TYPE, id: node.id, name: node.name ?? '', action: config.action });
+    this.status = confirmStatus(this.telemetry, config.action);
+    // Any answer, matched or not, means the store works again (answers() tells the store's health).
+    this.replies = calls.answers(
       (codes, w) => this.settled(w, codes),
       (error, w) => {
-        this.life.board.storeFailed(error);
-        confirmStoreFailed(this.node, error);
-        this.fail(w, this.life.t('errors.storeFailed', { error: errorMessage(error) }));
+        this.health.storeFailed(error);
+        this.telemetry.storeFailed(error);
+        this.out.finish(w, new Error(this.t('errors.storeFailed', { error: errorMessage(error) })));
       },
     );
-    // Its settles go to the sensor nodes' stores: see storeless() for how it drains on close.
-    this.life.storeless();
-  }
-
-  start(def: ConfirmDef): void {
-    const { life, node } = this;
-    const upgraded = upgradeConfig(CONFIRM_TYPE, def, (version, supported) => node.warn(life.t('warnings.newerConfig', { version, supported })));
-    this.action = oneOf(upgraded.action, 'action', ['confirm', 'release'], CONFIRM_DEFAULTS.action);
-    life.board.changed();
-    confirmStarted(node);
-    // Its counts are kept with the node's id: a redeploy keeps them, and the lifecycle forgets a removed node's.
-    node.on('input', (msg, send, done) => this.input(msg, send, done));
+    this.settle = (request, replies, w) => w.store.settle(request, replies, w);
   }
 
   input(msg: NodeMessage, send: SendFunction, done: DoneFunction): void {
-    const w: Waiting = { msg, keys: [], pendingMode: false, send, done, left: false, ended: false };
+    let w: Waiting;
     let request: SettleRequest;
-    let store: SeenStore;
     try {
       const claimed = claimedOf(msg.dedup);
       if (typeof claimed === 'string') {
-        this.fail(w, this.life.t(`errors.${claimed}`));
+        this.failOne(msg, done, this.t(`errors.${claimed}`));
         return;
       }
-      const holder = claimHolder(claimed.node);
+      const holder = this.stores.holder(claimed.node);
       if (holder === undefined) {
-        this.fail(w, this.life.t('errors.noNode', { node: claimed.node }));
+        this.failOne(msg, done, this.t('errors.noNode', { node: claimed.node }));
         return;
       }
       if (claimed.keys.length === 0) {
-        this.report(msg, 0, 0, 0, 0);
-        this.pass(w);
+        const none: SettleCounts = { settled: 0, late: 0, kept: 0, notHeld: 0 };
+        this.report(msg, none);
+        this.telemetry.settled(this.action, none, false);
+        this.out.leave(leaving(msg, send, done), 0);
         return;
       }
-      w.keys = claimed.keys;
-      w.pendingMode = holder.confirm;
       request = { claims: claimed.keys.map((key) => holder.claimOf(key)), token: claimed.token, action: this.action };
-      store = holder.store;
+      w = { msg, keys: claimed.keys, pendingMode: holder.confirm, store: holder.store, send, done, left: false, ended: false };
     } catch (error) {
       // Reading a message may not throw, whatever it holds; should it, the message still leaves, with the reason.
-      if (!w.left) this.life.out.finish(w, toError(error));
-      else if (!w.ended) this.life.out.finish(w);
+      this.out.end(msg, done, toError(error));
       return;
     }
-    this.life.begin();
-    try {
-      store.settle(request, this.replies, w);
-    } catch (error) {
-      // Thrown before the store answered (an answer ends the message, and never throws).
-      if (!w.ended) this.replies.error(error, w);
-      else this.life.callbackFailed(error);
-    }
-  }
-
-  /** Sends the message on (or, if it cannot be sent, to Catch) and ends it. */
-  private pass(w: Waiting): void {
-    this.life.out.send(w.send, 0, w.msg);
-    w.left = true;
-    this.life.out.finish(w);
+    this.calls.ask(this.settle, request, this.replies, w);
   }
 
   private settled(w: Waiting, codes: readonly number[]): void {
-    let settled = 0;
-    let late = 0;
-    let kept = 0;
-    let notHeld = 0;
+    const counts: SettleCounts = { settled: 0, late: 0, kept: 0, notHeld: 0 };
     for (const code of codes) {
-      if (code === SETTLE.settled) settled++;
-      else if (code === SETTLE.lateSettled) late++;
-      else if (code === SETTLE.kept) kept++;
-      else notHeld++;
+      if (code === SETTLE.settled) counts.settled++;
+      else if (code === SETTLE.lateSettled) counts.late++;
+      else if (code === SETTLE.kept) counts.kept++;
+      else counts.notHeld++;
     }
-    this.report(w.msg, settled + late, late, kept, notHeld);
-    if (late === 0 && kept === 0 && notHeld === 0) {
-      this.counts.settled += settled;
-      this.life.board.changed();
-      this.pass(w);
+    const { late, kept, notHeld } = counts;
+    this.report(w.msg, counts);
+    const unmatched = late + kept + notHeld;
+    this.telemetry.settled(this.action, counts, unmatched > 0);
+    if (unmatched === 0) {
+      this.out.leave(w, 0);
       return;
     }
-    this.counts.settled += settled + late;
     const problems: string[] = [];
-    if (late > 0) problems.push(this.life.t(`errors.late.${this.action}`, { count: late }));
-    if (kept > 0) problems.push(this.life.t(w.pendingMode ? 'errors.kept' : 'errors.keptConfirmOff', { count: kept }));
-    if (notHeld > 0) problems.push(this.life.t('errors.notHeld', { count: notHeld }));
-    this.fail(w, this.life.t('errors.unmatched', { count: late + kept + notHeld, total: w.keys.length, problems: problems.join('; ') }));
+    if (late > 0) problems.push(this.t(`errors.late.${this.action}`, { count: late }));
+    if (kept > 0) problems.push(this.t(w.pendingMode ? 'errors.kept' : 'errors.keptConfirmOff', { count: kept }));
+    if (notHeld > 0) problems.push(this.t('errors.notHeld', { count: notHeld }));
+    this.out.finish(w, new Error(this.t('errors.unmatched', { count: unmatched, total: w.keys.length, problems: problems.join('; ') })));
   }
 
   /** Puts the counts on the message: msg.dedup.confirmed (or released), late, kept and notHeld. */
-  private report(msg: NodeMessage, done: number, late: number, kept: number, notHeld: number): void {
-    confirmReported(this.node, this.action, done, late, kept, notHeld);
+  private report(msg: NodeMessage, counts: SettleCounts): void {
     const dedup = msg.dedup as Record<string, unknown>;
-    dedup[this.action === 'confirm' ? 'confirmed' : 'released'] = done;
-    dedup.late = late;
-    dedup.kept = kept;
-    dedup.notHeld = notHeld;
+    dedup[this.action === 'confirm' ? 'confirmed' : 'released'] = counts.settled + counts.late;
+    dedup.late = counts.late;
+    dedup.kept = counts.kept;
+    dedup.notHeld = counts.notHeld;
   }
 
-  private fail(w: Waiting, text: string): void {
-    this.counts.failed++;
-    confirmFailed(this.node);
-    this.life.board.changed();
-    this.life.out.finish(w, new Error(text));
+  /** A message whose keys cannot be settled at all: counted, and to Catch with the reason. */
+  private failOne(msg: NodeMessage, done: DoneFunction, text: string): void {
+    this.telemetry.failedOne();
+    this.out.end(msg, done, new Error(text));
   }
 }
 

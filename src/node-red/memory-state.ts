@@ -16,7 +16,7 @@ import type { RestoreTarget, StateCodec } from '../persist/codecs';
 import { causeOf, StateJournal } from '../persist/state-journal';
 import type { NodeAPI } from './api';
 import { errorMessage } from '../core/parse/errors';
-import { drop, keep, recordOf, recordsIn } from './node-registry';
+import { drop, keep, NodeSlot, recordOf, recordsIn } from './node-registry';
 
 export interface Persistable<E> extends RestoreTarget<E> {
   entry(key: string): E | undefined;
@@ -114,6 +114,8 @@ export interface HeldMemory {
   removal: Promise<void> | undefined;
 }
 
+const MEMORY = new NodeSlot<HeldMemory>('memory');
+
 export interface HeldStore<S> {
   store: S;
   journal: StateJournal<unknown> | undefined;
@@ -134,7 +136,7 @@ export function holdMemoryStore<S extends Persistable<E>, E>(
   warn: (text: string) => void,
   saving?: (cause: string | undefined) => void,
 ): HeldStore<S> {
-  const existing = recordOf(nodeId, 'memory');
+  const existing = recordOf(nodeId, MEMORY);
   if (existing !== undefined && existing.type === type) {
     const store = existing.store as S;
     reuse(store);
@@ -158,16 +160,16 @@ export function holdMemoryStore<S extends Persistable<E>, E>(
     // Saving is off: a state saved earlier would only go stale.
     entry.removal = removeDir(persistence.dir);
   }
-  keep(nodeId, 'memory', entry);
+  keep(nodeId, MEMORY, entry);
   return { store, journal: entry.journal };
 }
 
 /** On close: a deleted node's store and saved state go; otherwise the changes are saved and the store is kept. */
 export async function releaseMemoryStore(nodeId: string, removed: boolean): Promise<void> {
-  const entry = recordOf(nodeId, 'memory');
+  const entry = recordOf(nodeId, MEMORY);
   if (entry === undefined) return;
   if (removed) {
-    drop(nodeId, 'memory');
+    drop(nodeId, MEMORY);
     await entry.journal?.remove();
     return;
   }
@@ -176,18 +178,18 @@ export async function releaseMemoryStore(nodeId: string, removed: boolean): Prom
 
 /** The node now keeps its state elsewhere (Redis): its memory store and saved state go. */
 export async function dropMemoryStore(nodeId: string): Promise<void> {
-  const entry = recordOf(nodeId, 'memory');
+  const entry = recordOf(nodeId, MEMORY);
   if (entry === undefined) return;
-  drop(nodeId, 'memory');
+  drop(nodeId, MEMORY);
   if (entry.journal !== undefined) await entry.journal.remove();
   else if (entry.dir !== undefined) await removeDir(entry.dir);
 }
 
 /** For tests: forget every held store (as a fresh process would), without touching saved files. */
 export function forgetHeldStores(): void {
-  for (const [id, entry] of [...recordsIn('memory')]) {
+  for (const [id, entry] of [...recordsIn(MEMORY)]) {
     entry.journal?.stop();
-    drop(id, 'memory');
+    drop(id, MEMORY);
   }
 }
 

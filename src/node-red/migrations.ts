@@ -21,7 +21,7 @@
 import { textOf } from '../core/parse/fields';
 
 /** The config version this release writes and reads. */
-export const CONFIG_VERSION = 2;
+export const CONFIG_VERSION = 3;
 
 /**
  * The version of a saved config that has none: the current one, so that a
@@ -55,6 +55,19 @@ export const MIGRATIONS: Readonly<Record<DedupNodeType, readonly MigrationStep[]
       change: 'added the clock guard (maxAheadSeconds, 300 for new nodes); version 1 had none, so it stays off',
       up: (config) => ({ ...config, maxAheadSeconds: config.maxAheadSeconds ?? '' }),
     },
+    {
+      from: 2,
+      change:
+        'added the fix\'s quality, the jump guard and value mode; the no-fix guard is turned on (version 2 took a ping at 0,0 for a position), every other new option stays off',
+      up: (config) => ({
+        ...config,
+        mode: config.mode ?? 'position',
+        noFix: config.noFix ?? true,
+        minSatellites: config.minSatellites ?? '',
+        maxHdop: config.maxHdop ?? '',
+        maxSpeedKmh: config.maxSpeedKmh ?? '',
+      }),
+    },
   ],
   'sensor-reconnect-dedup': [
     {
@@ -62,10 +75,20 @@ export const MIGRATIONS: Readonly<Record<DedupNodeType, readonly MigrationStep[]
       change: 'reading fields became paths inside the reading, and the one valid range a range per measured field',
       up: sensorFieldsAsPaths,
     },
+    { from: 2, change: 'nothing changed', up: unchanged },
   ],
-  'dedup-confirm': [{ from: 1, change: 'nothing: the node is new in version 2', up: unchanged }],
-  'dedup-redis': [{ from: 1, change: 'nothing changed', up: unchanged }],
-  'dedup-stats': [{ from: 1, change: 'nothing: the node is new in version 2', up: unchanged }],
+  'dedup-confirm': [
+    { from: 1, change: 'nothing: the node is new in version 2', up: unchanged },
+    { from: 2, change: 'nothing changed', up: unchanged },
+  ],
+  'dedup-redis': [
+    { from: 1, change: 'nothing changed', up: unchanged },
+    { from: 2, change: 'nothing changed', up: unchanged },
+  ],
+  'dedup-stats': [
+    { from: 1, change: 'nothing: the node is new in version 2', up: unchanged },
+    { from: 2, change: 'nothing changed', up: unchanged },
+  ],
 };
 
 /**

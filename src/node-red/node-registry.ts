@@ -1,70 +1,59 @@
 /**
- * What the pack keeps of a node by its id rather than in its node object:
- * Node-RED builds a new object on every deploy that touches a node (and on
- * a full deploy, for every node), so whatever must outlive a redeploy lives
- * here, one entry per node id, a slot per module that keeps something: the
- * memory store (node-red/memory-state), the sidebar's record
- * (node-red/insight), the seen-set a confirm node settles in
- * (node-red/claim-registry), the confirm node's counts
- * (metrics/confirm-counters). Each module keeps its own logic and reads
- * and writes only its slot; a removed node is forgotten in one place,
- * forgetNode(), once its close is over (node-red/node-lifecycle).
+ * What the adapter keeps of a node by its id rather than in its node
+ * object: Node-RED builds a new object on every deploy that touches a node
+ * (and on a full deploy, for every node), so whatever must outlive a
+ * redeploy lives here, one entry per node id, a slot per module that keeps
+ * something: the memory store (node-red/memory-state), the seen-set a
+ * confirm node settles in (node-red/claim-registry). Each module declares
+ * its own slot, keeps its own logic and reads and writes only its slot. A
+ * node's telemetry is kept by id below the adapter (telemetry/records). A
+ * removed node is forgotten in one place, forgetNode(), once its close is
+ * over (node-red/node-lifecycle): its slots here and its telemetry.
  */
-import type { ConfirmCounters } from '../metrics/confirm-counters';
-import type { ClaimHolder } from './claim-registry';
-import type { InsightRecord } from './insight';
-import type { HeldMemory } from './memory-state';
+import { forgetTelemetry } from '../telemetry/records';
 
-export interface NodeEntry {
-  memory?: HeldMemory;
-  insight?: InsightRecord;
-  claims?: ClaimHolder;
-  confirm?: ConfirmCounters;
+/** A module's place in every node's entry, holding a T. */
+export class NodeSlot<T> {
+  // Never read: it keeps T a part of the slot's type, so that slots of different records do not mix.
+  declare private readonly holds?: T;
+
+  constructor(readonly name: string) {}
 }
 
-export type Slot = keyof NodeEntry;
-
-const entries = new Map<string, NodeEntry>();
+const entries = new Map<string, Map<NodeSlot<unknown>, unknown>>();
 
 /** The node's record in a slot, if it has one. */
-export function recordOf<K extends Slot>(id: string, slot: K): NodeEntry[K] {
-  return entries.get(id)?.[slot];
+export function recordOf<T>(id: string, slot: NodeSlot<T>): T | undefined {
+  return entries.get(id)?.get(slot) as T | undefined;
 }
 
 /** Keeps a record of the node in a slot, in place of the one there. */
-export function keep<K extends Slot>(id: string, slot: K, record: NonNullable<NodeEntry[K]>): void {
+export function keep<T>(id: string, slot: NodeSlot<T>, record: T): void {
   let entry = entries.get(id);
   if (entry === undefined) {
-    entry = {};
+    entry = new Map();
     entries.set(id, entry);
   }
-  entry[slot] = record;
+  entry.set(slot, record);
 }
 
 /** Lets go of the node's record in a slot (the node itself may still be there); an entry left empty goes. */
-export function drop(id: string, slot: Slot): void {
+export function drop<T>(id: string, slot: NodeSlot<T>): void {
   const entry = entries.get(id);
   if (entry === undefined) return;
-  delete entry[slot];
-  if (entry.memory === undefined && entry.insight === undefined && entry.claims === undefined && entry.confirm === undefined) entries.delete(id);
+  entry.delete(slot);
+  if (entry.size === 0) entries.delete(id);
 }
 
 /** Every node's record in a slot, with its id, oldest node first. */
-export function* recordsIn<K extends Slot>(slot: K): Generator<[string, NonNullable<NodeEntry[K]>]> {
+export function* recordsIn<T>(slot: NodeSlot<T>): Generator<[string, T]> {
   for (const [id, entry] of entries) {
-    const record = entry[slot];
-    if (record !== undefined) yield [id, record];
+    if (entry.has(slot)) yield [id, entry.get(slot) as T];
   }
-}
-
-/** How many nodes hold a record in a slot. */
-export function countIn(slot: Slot): number {
-  let count = 0;
-  for (const entry of entries.values()) if (entry[slot] !== undefined) count++;
-  return count;
 }
 
 /** The node was deleted from the flows: everything kept of it goes. */
 export function forgetNode(id: string): void {
   entries.delete(id);
+  forgetTelemetry(id);
 }

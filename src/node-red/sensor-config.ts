@@ -7,7 +7,7 @@ import { isBlank, nonNegativeNumber, oneOf, optionalNumber, positiveInteger, pos
 import { MAX_ENTRIES, SENSOR_DEFAULTS as DEFAULTS, type MeasureDef } from '../core/defaults';
 import { compileMessagePath, type MessagePath } from './message-path';
 import type { OnStoreError } from './store-failure';
-import type { StoreKind } from './store-binding';
+import type { StoreKind } from '../telemetry/subjects';
 
 export interface SensorDef extends NodeDef {
   store?: string;

@@ -1,55 +1,51 @@
-import { auditReason, auditValue, countsOf, prepareReadings, settleReadings, undecidedCounts, type Counts, type KeyResult, type Prepared, type Rejected, type Settled } from '../core/sensor/burst';
-import { showValue, unparsedKind } from '../core/parse/fields';
-import { deviceOfKey } from '../core/sensor/idempotency-key';
-import type { SeenEntry } from '../core/sensor/seen-set';
-import { propertyKey, readingKeyer } from '../core/sensor/keys';
-import { locate } from '../core/parse/property-path';
-import { isRecord } from '../core/sensor/reading';
-import { seenCodec } from '../persist/codecs';
-import { nextToken } from '../core/structures/call-token';
-import { MemorySeenStore } from '../stores/memory-seen-store';
-import { RedisSeenStore } from '../stores/redis-seen-store';
-import type { Replies, SeenStore } from '../stores/types';
-import type { DoneFunction, Node, NodeAPI, NodeMessage, SendFunction } from './api';
-import { registerClaimHolder, unregisterClaimHolder, type ClaimHolder } from './claim-registry';
+import { auditReason, auditValue, countsOf, prepareReadings, settleReadings, type KeyResult, type Prepared, type Rejected, type Settled } from '../core/sensor/burst';
 import { errorMessage, toError } from '../core/parse/errors';
-import type { Leaving } from './guarded-send';
-import type { NodeInsight } from './insight';
+import { showValue, unparsedKind } from '../core/parse/fields';
+import { locate } from '../core/parse/property-path';
+import { deviceOfKey } from '../core/sensor/idempotency-key';
+import { propertyKey, readingKeyer } from '../core/sensor/keys';
+import { isRecord } from '../core/sensor/reading';
+import { nextToken } from '../core/structures/call-token';
+import type { ClaimRequest, Replies, SeenStore } from '../stores/types';
+import { sensorTelemetry } from '../telemetry/records';
+import type { SensorTelemetry } from '../telemetry/sensor-telemetry';
+import { SENSOR_TYPE } from '../telemetry/subjects';
+import type { DoneFunction, NodeAPI, NodeMessage, SendFunction } from './api';
+import { registerClaimHolder, unregisterClaimHolder, type ClaimHolder } from './claim-registry';
 import { fingerprintOf, LostDecisions } from './lost-decisions';
-import { NodeLifecycle } from './node-lifecycle';
+import { DecidingController } from './deciding-controller';
+import type { NodeParts } from './node-lifecycle';
+import type { Leaving } from './outlet';
 import { resetTarget } from './reset';
-import { readSensorConfig, type SensorConfig, type SensorDef } from './sensor-config';
-import { countsLine, withStoreErrors } from './status-counts';
-import type { BoundStore } from './store-binding';
-import type { StoreFailurePolicy } from './store-failure';
-
-export const SENSOR_TYPE = 'sensor-reconnect-dedup';
+import type { SensorConfig } from './sensor-config';
+import type { StatusCounts } from './status-board';
+import { sensorStatus } from './status-counts';
+import type { OwnStore } from './store-binding';
+import type { StoreCall } from './store-calls';
 
 /** A message waiting on the store: the one object a decision allocates. */
 interface Waiting extends Leaving {
   prepared: Prepared;
   token: number;
-  send: SendFunction;
 }
 
 /**
  * The sensor reconnect node's behaviour: key each reading (core/sensor/keys),
  * claim the keys of a message in one request (core/sensor/burst decides the
- * repeats within it), route the admitted readings and the audit. The entry
- * file (src/sensor-reconnect-dedup.ts) only hands it the node.
+ * repeats within it), route the admitted readings and the audit, and write
+ * the outcome to the node's telemetry once. Built by node-lifecycle's start
+ * with everything it needs.
  */
-export class SensorController {
-  /** `storeErrors`: messages sent to Catch because the store failed (onStoreError `error`); their readings count as rejected. */
-  readonly totals = { received: 0, unique: 0, suppressed: 0, rejected: 0, leaseExpired: 0, storeErrors: 0 };
-  readonly life: NodeLifecycle;
-  private config!: SensorConfig;
+export class SensorController extends DecidingController<SensorConfig, SeenStore> {
+  readonly status: StatusCounts;
+  private readonly RED: NodeAPI;
+  private readonly nodeId: string;
+  private readonly telemetry: SensorTelemetry;
   /** Key mode `reading`: the node's fields, ready to key a reading. */
-  private keyReading: ((raw: unknown, device?: unknown) => KeyResult) | undefined;
-  private bound!: BoundStore<SeenStore>;
-  private failure!: StoreFailurePolicy;
-  private insight!: NodeInsight;
+  private readonly keyReading: ((raw: unknown, device?: unknown) => KeyResult) | undefined;
   private readonly lost = new LostDecisions<number>(3_600_000);
   private readonly replies: Replies<number[], Waiting>;
+  private readonly claim: StoreCall<ClaimRequest, number[], Waiting>;
   /**
    * Messages whose keys are still being worked out (a JSONata key), and the
    * ones behind them: each runs once everything before it has, so that the
@@ -57,65 +53,30 @@ export class SensorController {
    */
   private readonly queue: { run: (() => void) | undefined }[] = [];
 
-  constructor(
-    private readonly RED: NodeAPI,
-    private readonly node: Node,
-  ) {
-    this.life = new NodeLifecycle(RED, node, SENSOR_TYPE, (t) =>
-      withStoreErrors(
-        t,
-        countsLine(
-          t,
-          {
-            received: this.totals.received,
-            unique: this.totals.unique,
-            suppressed: this.totals.suppressed,
-            rejected: this.totals.rejected,
-            // The lease part only while Confirm delivery is on.
-            ...(this.config?.seen.confirm ? { expired: this.totals.leaseExpired } : {}),
-          },
-          this.config?.seen.confirm ? 'status.tallyConfirm' : 'status.tally',
-        ),
-        this.totals.storeErrors,
-      ),
-    );
-    this.replies = this.life.answers(
-      (codes, w) => this.route(w, settleReadings(w.prepared, codes, undefined, this.config.seen.confirm)),
+  constructor(parts: NodeParts<SensorConfig, OwnStore<SeenStore>>) {
+    super(parts);
+    const { RED, node, config, store, onClose } = parts;
+    this.RED = RED;
+    this.nodeId = node.id;
+    this.keyReading = config.fields === undefined ? undefined : readingKeyer(config.fields);
+    this.telemetry = this.running(sensorTelemetry({ type: SENSOR_TYPE, id: node.id, name: node.name ?? '', store: store.kind, settings: { ...config.seen, outputMode: config.outputMode } }), parts);
+    this.status = sensorStatus(this.telemetry, config.seen.confirm);
+    this.replies = this.calls.answers(
+      (codes, w) => this.route(w, settleReadings(w.prepared, codes, undefined, config.seen.confirm)),
       (error, w) => this.storeFailed(w, error),
     );
-  }
-
-  start(def: SensorDef): void {
-    const { life, node } = this;
-    life.start<SensorDef, SensorConfig, SeenStore, MemorySeenStore, SeenEntry, RedisSeenStore>(def, {
-      read: (upgraded) => readSensorConfig(this.RED, upgraded),
-      stores: (config) => ({
-        memory: {
-          make: () => new MemorySeenStore(config.seen),
-          reuse: (store) => store.reconfigure(config.seen),
-          codec: seenCodec,
-        },
-        redis: (client, options) => new RedisSeenStore(client, config.seen, { ...options, onCallbackError: life.callbackFailed }),
-      }),
-      subject: (config) => ({ settings: () => ({ ...config.seen, outputMode: config.outputMode }), sampleSize: 0 }),
-      ready: ({ config, bound, failure, insight }) => {
-        this.config = config;
-        this.bound = bound;
-        this.failure = failure;
-        this.insight = insight;
-        this.keyReading = config.fields === undefined ? undefined : readingKeyer(config.fields);
-        const byDevice = config.seen.keyMode === 'reading';
-        const holder: ClaimHolder = {
-          store: bound.store,
-          claimOf: (key) => ({ key, group: byDevice ? deviceOfKey(key) : key }),
-          confirm: config.seen.confirm,
-          leaseSeconds: config.seen.leaseSeconds,
-        };
-        registerClaimHolder(node.id, holder);
-        life.onClose(() => unregisterClaimHolder(node.id, holder));
-      },
-      input: (msg, send, done) => this.input(msg, send, done),
-    });
+    const seen = this.store;
+    this.claim = (request, replies, w) => seen.claim(request, replies, w);
+    // A dedup confirm node finds this node's seen-set by its id.
+    const byDevice = config.seen.keyMode === 'reading';
+    const holder: ClaimHolder = {
+      store: seen,
+      claimOf: (key) => ({ key, group: byDevice ? deviceOfKey(key) : key }),
+      confirm: config.seen.confirm,
+      leaseSeconds: config.seen.leaseSeconds,
+    };
+    registerClaimHolder(node.id, holder);
+    onClose(() => unregisterClaimHolder(node.id, holder));
   }
 
   input(msg: NodeMessage, send: SendFunction, done: DoneFunction): void {
@@ -125,14 +86,14 @@ export class SensorController {
       // Reading a message may not throw, whatever it holds (its decision
       // never does); should it, the message still leaves, with the reason.
       this.rejectedOne();
-      this.life.out.end(msg, done, toError(error));
+      this.out.end(msg, done, toError(error));
     }
   }
 
   /** Keys the message's readings and hands them on to decide(), in order with the messages before. */
   private read(msg: NodeMessage, send: SendFunction, done: DoneFunction): void {
     if (resetTarget(msg) !== undefined) {
-      this.inOrder(() => this.life.reset(msg, this.bound.store, done));
+      this.inOrder(() => this.calls.reset(msg, send, done, this.store));
       return;
     }
     const payload = msg.payload;
@@ -142,14 +103,14 @@ export class SensorController {
     const unparsed = source === undefined || (source.type === 'msg' && source.path.insidePayload) ? unparsedKind(payload) : undefined;
     if (unparsed !== undefined) {
       this.rejectedOne();
-      this.life.out.end(msg, done, new Error(this.life.t(`errors.payloadIs${unparsed}`)));
+      this.out.end(msg, done, new Error(this.t(`errors.payloadIs${unparsed}`)));
       return;
     }
     if (source === undefined) {
       // Key mode `reading`: the payload holds the readings.
       if (!burst && !isRecord(payload)) {
         this.rejectedOne();
-        this.life.out.end(msg, done, new Error(this.life.t('errors.badPayload', { value: showValue(payload) })));
+        this.out.end(msg, done, new Error(this.t('errors.badPayload', { value: showValue(payload) })));
         return;
       }
       const keyReading = this.keyReading;
@@ -235,14 +196,14 @@ export class SensorController {
           this.rejectedOne();
           msg.dedup = { decision: 'rejected', ...this.rejectionInfo(bad) };
           // done(err) alone reaches the Catch node; node.error as well would report it twice.
-          this.life.out.finish(w, this.rejectionError(false, bad));
+          this.out.finish(w, this.rejectionError(false, bad));
           return;
         }
       } else {
         // One error per bad reading, each carrying that reading, so a Catch
         // flow can quarantine it; the burst itself ends with a plain done().
         for (const bad of prepared.rejected) {
-          this.life.out.toCatch({ ...msg, payload: bad.raw, dedup: { decision: 'rejected', ...this.rejectionInfo(bad) } }, this.rejectionError(true, bad));
+          this.out.toCatch({ ...msg, payload: bad.raw, dedup: { decision: 'rejected', ...this.rejectionInfo(bad) } }, this.rejectionError(true, bad));
         }
       }
       if (prepared.claims.length === 0) {
@@ -251,61 +212,50 @@ export class SensorController {
       }
       w.token = (this.lost.empty ? undefined : this.lost.take(fingerprint(msg, prepared))) ?? nextToken();
     } catch (error) {
-      this.life.out.rescue(w, error);
+      this.out.rescue(w, error);
       return;
     }
-    this.life.begin();
-    try {
-      this.bound.store.claim({ claims: prepared.claims, token: w.token }, this.replies, w);
-    } catch (error) {
-      // Thrown before the store answered (an answer ends the message, and never throws).
-      if (!w.ended) this.replies.error(error, w);
-      else this.life.callbackFailed(error);
-    }
+    this.calls.ask(this.claim, { claims: prepared.claims, token: w.token }, this.replies, w);
   }
 
   private storeFailed(w: Waiting, error: unknown): void {
-    this.insight.storeFailed(error);
     const raised = this.failure.failed(error);
     if (raised !== undefined) {
       // The claims may still be made on the server: a retry of this very
       // message claims under the same token, and is admitted again.
       this.lost.remember(fingerprint(w.msg, w.prepared), w.token);
       // Not passed on, so counted with the readings that were not decided.
-      this.totals.storeErrors++;
-      this.tally(undecidedCounts(w.prepared));
-      this.insight.sensorDecided(w.prepared, undefined);
-      this.life.failed(w, raised);
+      this.telemetry.failedToCatch(w.prepared, error);
+      this.out.fail(w, raised);
       return;
     }
-    this.route(w, settleReadings(w.prepared, undefined, errorMessage(error)));
+    this.route(w, settleReadings(w.prepared, undefined, errorMessage(error)), error);
   }
 
-  private route(w: Waiting, settled: Settled): void {
+  /** Routes the readings as decided (`storeError`: admitted without the store, which failed with it), after writing them to the node's telemetry. */
+  private route(w: Waiting, settled: Settled, storeError?: unknown): void {
     const { msg, prepared, token } = w;
+    if (settled.storeError === undefined) this.telemetry.decided(prepared, settled);
+    else this.telemetry.admittedWithoutStore(prepared, settled, storeError);
     const counts = countsOf(prepared, settled);
-    this.tally(counts);
-    this.insight.sensorDecided(prepared, settled);
-    const store = this.bound.kind;
-    const claim = { token, node: this.node.id };
+    const store = this.storeKind;
+    const claim = { token, node: this.nodeId };
     const reason = settled.storeError === undefined ? { reason: 'new' } : { reason: 'store-unavailable', error: settled.storeError };
     if (!prepared.burst) {
       const admitted = settled.admitted[0];
       if (admitted !== undefined) {
         msg.dedup = { decision: 'admitted', ...reason, ...(settled.replayed > 0 ? { reason: 'replayed' } : {}), key: admitted.key, ...counts, store, ...claim };
-        this.life.out.send(w.send, 0, msg);
+        this.out.leave(w, 0);
       } else {
         const suppressed = settled.suppressed[0];
         msg.dedup = { decision: 'suppressed', reason: suppressed?.reason ?? 'duplicate', key: suppressed?.keyed.key, ...counts, store };
-        this.life.out.send(w.send, 1, msg);
+        this.out.leave(w, 1);
       }
-      w.left = true;
-      this.life.out.finish(w);
       return;
     }
     const keys = settled.admitted.map((k) => k.key);
     // The audit is made before msg becomes output 1; every message sent
-    // after the first goes as a copy (guarded-send), so sharing is safe.
+    // after the first goes as a copy (outlet), so sharing is safe.
     const audit: NodeMessage = {
       ...msg,
       payload: {
@@ -329,7 +279,7 @@ export class SensorController {
     }
     // In the order one send([admitted, audit]) would deliver them; the
     // burst leaves through its audit (on output 2, or to Catch).
-    const out = this.life.out;
+    const out = this.out;
     let first = true;
     if (Array.isArray(admitted)) {
       for (const one of admitted) {
@@ -340,30 +290,17 @@ export class SensorController {
       out.send(w.send, 0, admitted);
       first = false;
     }
-    out.send(w.send, 1, audit, !first);
-    w.left = true;
-    out.finish(w);
+    out.leave(w, 1, audit, !first);
   }
 
   /** A message rejected whole, before any reading of it reached the store. */
   private rejectedOne(): void {
-    this.tally({ received: 1, unique: 0, duplicates_suppressed: 0, rejected: 1, in_flight: 0, lease_expired: 0 });
-    this.insight.rejected(1);
-  }
-
-  private tally(counts: Counts): void {
-    const totals = this.totals;
-    totals.received += counts.received;
-    totals.unique += counts.unique;
-    totals.suppressed += counts.duplicates_suppressed;
-    totals.rejected += counts.rejected;
-    totals.leaseExpired += counts.lease_expired;
-    this.life.board.changed();
+    this.telemetry.rejectedOne();
   }
 
   private rejectionError(burst: boolean, r: Rejected): Error {
     const where = r.where ?? locate(burst ? `msg.payload[${r.index}]` : 'msg.payload', r.path);
-    return new Error(this.life.t('errors.badReading', { where, value: r.value, problem: r.problem }));
+    return new Error(this.t('errors.badReading', { where, value: r.value, problem: r.problem }));
   }
 
   private rejectionInfo(r: Rejected): Record<string, unknown> {

@@ -1,85 +1,75 @@
+import { errorMessage, toError } from '../core/parse/errors';
 import { unparsedKind } from '../core/parse/fields';
 import { readPing, type RawPing } from '../core/window/ping';
 import type { Ping } from '../core/window/sliding-window';
-import { windowCodec } from '../persist/codecs';
-import { MemoryWindowStore, type WindowEntry } from '../stores/memory-window-store';
-import { RedisWindowStore } from '../stores/redis-window-store';
 import type { Replies, WindowOutcome, WindowStore } from '../stores/types';
-import type { DoneFunction, Node, NodeAPI, NodeMessage, SendFunction } from './api';
-import { errorMessage, toError } from '../core/parse/errors';
-import type { Leaving } from './guarded-send';
-import type { NodeInsight } from './insight';
+import { windowTelemetry } from '../telemetry/records';
+import { WINDOW_TYPE, type WindowSubject } from '../telemetry/subjects';
+import type { WindowTelemetry } from '../telemetry/window-telemetry';
+import type { DoneFunction, NodeMessage, SendFunction } from './api';
 import { fingerprintOf, LostDecisions } from './lost-decisions';
-import { NodeLifecycle } from './node-lifecycle';
-import { readSlidingWindowConfig, type SlidingWindowConfig, type SlidingWindowDef } from './sliding-window-config';
-import { countsLine, withStoreErrors } from './status-counts';
-import type { BoundStore } from './store-binding';
-import type { StoreFailurePolicy } from './store-failure';
-
-export const SLIDING_WINDOW_TYPE = 'sliding-window-dedup';
+import { DecidingController } from './deciding-controller';
+import type { NodeParts } from './node-lifecycle';
+import type { Leaving } from './outlet';
+import type { SlidingWindowConfig } from './sliding-window-config';
+import type { StatusCounts } from './status-board';
+import { windowStatus } from './status-counts';
+import type { OwnStore } from './store-binding';
+import type { StoreCall } from './store-calls';
 
 /** A message waiting on the store for its decision: the one object a decision allocates. */
 interface Waiting extends Leaving {
   ping: Ping;
-  send: SendFunction;
 }
 
 /**
  * The sliding-window node's behaviour: read a ping from the message, ask the
- * store, route by the answer. The entry file (src/sliding-window-dedup.ts)
- * only hands it the node.
+ * store, route by the answer, and write the decision to the node's
+ * telemetry once. Built by node-lifecycle's start with everything it needs.
  */
-export class SlidingWindowController {
-  /** `storeErrors`: messages sent to Catch because the store failed (onStoreError `error`). */
-  readonly counts = { admitted: 0, suppressed: 0, rejected: 0, storeErrors: 0 };
-  readonly life: NodeLifecycle;
-  private config!: SlidingWindowConfig;
-  private bound!: BoundStore<WindowStore>;
-  private failure!: StoreFailurePolicy;
-  private insight!: NodeInsight;
+export class SlidingWindowController extends DecidingController<SlidingWindowConfig, WindowStore> {
+  readonly status: StatusCounts;
+  private readonly telemetry: WindowTelemetry;
   private readonly lost = new LostDecisions<true>(3_600_000);
-  private readonly raw: RawPing = { assetId: undefined, time: undefined, lat: undefined, lon: undefined, heading: undefined, accuracy: undefined, events: undefined };
+  private readonly raw: RawPing = {
+    assetId: undefined,
+    time: undefined,
+    lat: undefined,
+    lon: undefined,
+    heading: undefined,
+    accuracy: undefined,
+    events: undefined,
+    value: undefined,
+    valid: undefined,
+    satellites: undefined,
+    hdop: undefined,
+  };
+  /** Value mode: msg.dedup says by how much the reading changed. */
+  private readonly valueMode: boolean;
+  // Made once per node: a waiting message costs its Waiting object only.
   private readonly replies: Replies<WindowOutcome, Waiting>;
+  private readonly decide: StoreCall<Ping, WindowOutcome, Waiting>;
 
-  constructor(
-    private readonly RED: NodeAPI,
-    node: Node,
-  ) {
-    this.life = new NodeLifecycle(RED, node, SLIDING_WINDOW_TYPE, (t) => {
-      const { storeErrors, ...shown } = this.counts;
-      return withStoreErrors(t, countsLine(t, shown), storeErrors);
-    });
-    // Made once per node: a waiting message costs its Waiting object only.
-    this.replies = this.life.answers(
+  constructor(parts: NodeParts<SlidingWindowConfig, OwnStore<WindowStore>>) {
+    super(parts);
+    const { node, config, store } = parts;
+    this.valueMode = config.settings.mode === 'value';
+    const subject: WindowSubject = {
+      type: WINDOW_TYPE,
+      id: node.id,
+      name: node.name ?? '',
+      store: store.kind,
+      settings: { ...config.settings, eventFields: config.paths.events.map((p) => p.label), accuracyProperty: config.paths.accuracy?.label ?? '' },
+      sampleSize: config.sampleSize,
+    };
+    this.telemetry = this.running(windowTelemetry(subject), parts);
+    this.status = windowStatus(this.telemetry);
+    this.replies = this.calls.answers(
       (outcome, w) => this.route(w, outcome),
       (error, w) => this.storeFailed(w, error),
     );
-  }
-
-  /** Reads the config and binds the store; a config that cannot start answers every message with the reason. */
-  start(def: SlidingWindowDef): void {
-    this.life.start<SlidingWindowDef, SlidingWindowConfig, WindowStore, MemoryWindowStore, WindowEntry, RedisWindowStore>(def, {
-      read: (upgraded) => readSlidingWindowConfig(this.RED, upgraded),
-      stores: (config) => ({
-        memory: {
-          make: () => new MemoryWindowStore(config.settings),
-          reuse: (store) => store.reconfigure(config.settings),
-          codec: windowCodec,
-        },
-        redis: (client, options) => new RedisWindowStore(client, config.settings, { ...options, onCallbackError: this.life.callbackFailed }),
-      }),
-      subject: (config) => ({
-        settings: () => ({ ...config.settings, eventFields: config.paths.events.map((p) => p.label), accuracyProperty: config.paths.accuracy?.label ?? '' }),
-        sampleSize: config.sampleSize,
-      }),
-      ready: ({ config, bound, failure, insight }) => {
-        this.config = config;
-        this.bound = bound;
-        this.failure = failure;
-        this.insight = insight;
-      },
-      input: (msg, send, done) => this.input(msg, send, done),
-    });
+    const windows = this.store;
+    this.decide = (ping, replies, w) => windows.decide(ping, replies, w);
   }
 
   input(msg: NodeMessage, send: SendFunction, done: DoneFunction): void {
@@ -88,42 +78,39 @@ export class SlidingWindowController {
       w = this.read(msg, send, done);
     } catch (error) {
       // Reading a message may not throw, whatever it holds; should it, the message still leaves, with the reason.
-      this.life.out.end(msg, done, toError(error));
+      this.out.end(msg, done, toError(error));
       return;
     }
-    if (w === undefined) return;
-    this.life.begin();
-    try {
-      this.bound.store.decide(w.ping, this.replies, w);
-    } catch (error) {
-      // Thrown before the store answered (an answer ends the message, and never throws).
-      if (!w.ended) this.replies.error(error, w);
-      else this.life.callbackFailed(error);
-    }
+    if (w !== undefined) this.calls.ask(this.decide, w.ping, this.replies, w);
   }
 
   /** The message's ping, waiting for its decision; undefined when the message has ended already (a reset, a bad ping). */
   private read(msg: NodeMessage, send: SendFunction, done: DoneFunction): Waiting | undefined {
-    if (this.life.reset(msg, this.bound.store, done)) return undefined;
+    if (this.calls.reset(msg, send, done, this.store)) return undefined;
     const paths = this.config.paths;
     const unparsed = paths.insidePayload ? unparsedKind(msg.payload) : undefined;
     if (unparsed !== undefined) {
-      this.rejected(msg, done, new Error(this.life.t(`errors.payloadIs${unparsed}`)));
+      this.rejected(msg, done, new Error(this.t(`errors.payloadIs${unparsed}`)));
       return undefined;
     }
     // One object for every message, filled in place: readPing keeps nothing of it.
     const raw = this.raw;
     raw.assetId = paths.assetId.read(msg);
     raw.time = paths.time.read(msg);
-    raw.lat = paths.lat.read(msg);
-    raw.lon = paths.lon.read(msg);
+    raw.lat = paths.lat === undefined ? undefined : paths.lat.read(msg);
+    raw.lon = paths.lon === undefined ? undefined : paths.lon.read(msg);
+    raw.value = paths.value === undefined ? undefined : paths.value.read(msg);
     raw.heading = paths.heading === undefined ? undefined : paths.heading.read(msg);
     raw.accuracy = paths.accuracy === undefined ? undefined : paths.accuracy.read(msg);
+    raw.valid = paths.valid === undefined ? undefined : paths.valid.read(msg);
+    raw.satellites = paths.satellites === undefined ? undefined : paths.satellites.read(msg);
+    raw.hdop = paths.hdop === undefined ? undefined : paths.hdop.read(msg);
     raw.events = paths.events.length === 0 ? undefined : paths.events.map((p) => p.read(msg));
-    const read = readPing(raw);
+    // The rule's settings are what reading applies of it too: the mode and the fix's quality.
+    const read = readPing(raw, this.config.settings);
     if (!read.ok) {
       const label = paths[read.field]?.label ?? read.field;
-      this.rejected(msg, done, new Error(this.life.t('errors.badField', { path: label, value: read.value, problem: read.problem })));
+      this.rejected(msg, done, new Error(this.t('errors.badField', { path: label, value: read.value, problem: read.problem })));
       return undefined;
     }
     const ping = read.ping;
@@ -133,15 +120,13 @@ export class SlidingWindowController {
 
   /** A message that cannot be decided: counted, and ended with the reason for a Catch node. */
   private rejected(msg: NodeMessage, done: DoneFunction, error: Error): void {
-    this.counts.rejected++;
-    this.insight.rejected(1);
-    this.life.board.changed();
-    this.life.out.end(msg, done, error);
+    this.telemetry.rejectedOne();
+    this.out.end(msg, done, error);
   }
 
   private route(w: Waiting, outcome: WindowOutcome): void {
     const { msg, ping } = w;
-    msg.dedup = {
+    const dedup: Record<string, unknown> = {
       decision: outcome.admit ? 'admitted' : 'suppressed',
       reason: outcome.reason,
       assetId: ping.assetId,
@@ -150,35 +135,25 @@ export class SlidingWindowController {
       headingChange: outcome.headingChange,
       accepted: outcome.accepted,
       suppressed: outcome.suppressed,
-      store: this.bound.kind,
+      store: this.storeKind,
     };
-    if (outcome.admit) this.counts.admitted++;
-    else this.counts.suppressed++;
-    this.insight.windowDecided(ping, outcome);
-    this.life.board.changed();
-    this.leave(w, outcome.admit ? 0 : 1);
-  }
-
-  /** Sends the message on its output (or, if it cannot be sent, to Catch) and ends it. */
-  private leave(w: Waiting, port: number): void {
-    this.life.out.send(w.send, port, w.msg);
-    w.left = true;
-    this.life.out.finish(w);
+    if (this.valueMode) dedup.valueChange = outcome.valueChange;
+    msg.dedup = dedup;
+    this.telemetry.decided(ping, outcome);
+    this.out.leave(w, outcome.admit ? 0 : 1);
   }
 
   private storeFailed(w: Waiting, error: unknown): void {
     const { msg, ping } = w;
-    this.insight.storeFailed(error);
     const raised = this.failure.failed(error);
     if (raised !== undefined) {
       // The call may still run on the server: a retry of this very message is recognised.
       this.lost.remember(fingerprintOf(msg._msgid, contentOf(ping)), true);
-      this.counts.storeErrors++;
-      this.life.board.changed();
-      this.life.failed(w, raised);
+      this.telemetry.failedToCatch(error);
+      this.out.fail(w, raised);
       return;
     }
-    msg.dedup = {
+    const dedup: Record<string, unknown> = {
       decision: 'admitted',
       reason: 'store-unavailable',
       error: errorMessage(error),
@@ -188,16 +163,16 @@ export class SlidingWindowController {
       headingChange: null,
       accepted: null,
       suppressed: null,
-      store: this.bound.kind,
+      store: this.storeKind,
     };
-    this.counts.admitted++;
-    this.insight.windowDecided(ping, undefined);
-    this.life.board.changed();
-    this.leave(w, 0);
+    if (this.valueMode) dedup.valueChange = null;
+    msg.dedup = dedup;
+    this.telemetry.admittedWithoutStore(ping, error);
+    this.out.leave(w, 0);
   }
 }
 
 /** What a ping carries, for recognising the same message retried. */
 function contentOf(ping: Ping): string {
-  return `${ping.assetId}|${ping.t}|${ping.lat}|${ping.lon}`;
+  return `${ping.assetId}|${ping.t}|${ping.lat}|${ping.lon}|${ping.value}`;
 }

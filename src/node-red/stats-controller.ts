@@ -3,8 +3,11 @@ import { errorMessage } from '../core/parse/errors';
 import { nodeStats, type NodeStats, type Reading } from '../insight/stats-report';
 import type { DoneFunction, Node, NodeAPI, NodeMessage, SendFunction } from './api';
 import { isBlank } from './config-values';
-import { Outlet } from './guarded-send';
-import { countedNodeIds, countingReasons, nodeCounts, TOP_ROWS } from './insight';
+import { Outlet } from './outlet';
+import { TOP_ROWS } from '../insight/sidebar-view';
+import { countedNodeIds, nodeCounts } from '../insight/stats-view';
+import { countingReasons } from '../telemetry/decision-slots';
+import { flowNameOf } from './metrics-endpoint';
 import { upgradeConfig } from './migrations';
 
 export const STATS_TYPE = 'dedup-stats';
@@ -23,9 +26,6 @@ export interface StatsConfig {
   topRows: number;
 }
 
-/** The runtime API this node uses, beyond a dedup node's: the flow name of a node, as the metrics label it. */
-type StatsAPI = NodeAPI & { util: NodeAPI['util'] & { getSetting?(node: unknown, name: string): unknown } };
-
 /** Reads a saved config; throws with the option and the value when it is wrong. */
 export function parseStatsConfig(def: StatsDef): StatsConfig {
   const list = isBlank(def.dedupNodes) ? [] : def.dedupNodes;
@@ -38,47 +38,51 @@ export function parseStatsConfig(def: StatsDef): StatsConfig {
 }
 
 /**
+ * Starts a dedup-stats node: reads its config, then builds its controller;
+ * a config that cannot start answers every message with the reason (its
+ * status set once: it has no counts to redraw). Not a NodeKind of
+ * node-lifecycle: it has no store, and its status line is its last report.
+ */
+export function startStatsNode(RED: NodeAPI, node: Node, def: StatsDef): void {
+  const t = (key: string, subs?: Record<string, string | number>): string => RED._(`${STATS_TYPE}.${key}`, subs);
+  const outlet = new Outlet(RED, node, t);
+  let config: StatsConfig;
+  try {
+    config = parseStatsConfig(upgradeConfig(STATS_TYPE, def, (version, supported) => node.warn(t('warnings.newerConfig', { version, supported }))));
+  } catch (error) {
+    const text = t('errors.config', { error: errorMessage(error) });
+    node.error(text);
+    node.status({ fill: 'red', shape: 'ring', text: t('status.config') });
+    node.on('input', (msg, _send, done) => outlet.end(msg, done, new Error(text)));
+    return;
+  }
+  node.status({});
+  const controller = new StatsController(RED, node, config, outlet, t);
+  node.on('input', (msg, send, done) => controller.input(msg, send, done));
+}
+
+/**
  * The dedup-stats node: on any message, it replaces msg.payload with the
  * counts of the dedup nodes (every one, or those chosen in its dialog),
  * read from the records the dedup sidebar and the Prometheus exporter read
- * (node-red/insight): it counts nothing itself. Its per-minute rates run
- * from its own previous message, so it keeps each node's last reading.
+ * (the nodes' telemetry, through insight/stats-view): it counts nothing
+ * itself. Its per-minute rates run from its own previous message, so it
+ * keeps each node's last reading.
  */
 export class StatsController {
-  private config: StatsConfig | undefined;
-  private problem: string | undefined;
-  private readonly outlet: Outlet;
   private readonly readings = new Map<string, Reading>();
 
   constructor(
-    private readonly RED: StatsAPI,
+    private readonly RED: NodeAPI,
     private readonly node: Node,
+    private readonly config: StatsConfig,
+    private readonly outlet: Outlet,
+    private readonly t: (key: string, subs?: Record<string, string | number>) => string,
     private readonly now: () => number = Date.now,
-  ) {
-    this.outlet = new Outlet(RED, node, this.t);
-  }
-
-  private readonly t = (key: string, subs?: Record<string, string | number>): string => this.RED._(`${STATS_TYPE}.${key}`, subs);
-
-  start(def: StatsDef): void {
-    try {
-      const upgraded = upgradeConfig(STATS_TYPE, def, (version, supported) => this.node.warn(this.t('warnings.newerConfig', { version, supported })));
-      this.config = parseStatsConfig(upgraded);
-      this.node.status({});
-    } catch (error) {
-      this.problem = errorMessage(error);
-      this.node.error(this.t('errors.config', { error: this.problem }));
-      this.node.status({ fill: 'red', shape: 'ring', text: this.t('status.config') });
-    }
-    this.node.on('input', (msg, send, done) => this.input(msg, send, done));
-  }
+  ) {}
 
   input(msg: NodeMessage, send: SendFunction, done: DoneFunction): void {
     const config = this.config;
-    if (config === undefined) {
-      this.outlet.end(msg, done, new Error(this.t('errors.config', { error: this.problem ?? '' })));
-      return;
-    }
     const ids = config.dedupNodes.length > 0 ? config.dedupNodes : countedNodeIds();
     const now = this.now();
     const withReasons = countingReasons();
@@ -92,7 +96,7 @@ export class StatsController {
       }
       const { subject } = counts;
       const { stats, reading } = nodeStats(
-        { id, name: subject.name, type: subject.type, flow: this.flowOf(id), store: subject.info().kind, running: counts.running, since: counts.since, totals: counts.totals, decisions: counts.decisions, top: counts.top },
+        { id, name: subject.name, type: subject.type, flow: flowNameOf(this.RED, id), store: counts.store, running: counts.running, since: counts.since, totals: counts.totals, decisions: counts.decisions, top: counts.top },
         now,
         this.readings.get(id),
         withReasons,
@@ -110,18 +114,5 @@ export class StatsController {
     // A message that cannot be sent goes to Catch inside send(): either way it has left, and ends here.
     this.outlet.send(send, 0, msg);
     this.outlet.end(msg, done);
-  }
-
-  /** The flow (tab) name of a running node, as the metrics' `flow` label has it; '' when not known. */
-  private flowOf(id: string): string {
-    try {
-      const node = this.RED.nodes.getNode(id);
-      if (node === null || node === undefined || this.RED.util.getSetting === undefined) return '';
-      const name = this.RED.util.getSetting(node, 'NR_FLOW_NAME');
-      return typeof name === 'string' ? name : '';
-    } catch {
-      // A node torn down while it is read: named without its flow this once.
-      return '';
-    }
   }
 }

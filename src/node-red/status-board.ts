@@ -1,52 +1,37 @@
 /**
- * The node's status line: running counts, the Redis connection state, and
- * the latest store failure. Status changes travel to every open editor, so
- * the line is redrawn at most every `intervalMs` rather than per message.
+ * The node's status line: its counts since it started (from its telemetry
+ * record), the Redis connection's state, and the latest store failure
+ * (from its store's health). Status changes travel to every open editor,
+ * so a change of the counts redraws the line at most every `intervalMs`
+ * rather than per message; a change of the store's health at once.
  */
-import type { ConnectionEvent } from '../redis/shared-connection';
-import type { Node } from './api';
 import { errorMessage } from '../core/parse/errors';
+import type { Node } from './api';
+import type { StoreHealth } from './store-health';
+
+export type Translate = (key: string, subs?: Record<string, string | number>) => string;
+
+/** A node's counts as its status line shows them, e.g. "12 admitted / 30 suppressed". */
+export interface StatusCounts {
+  line(t: Translate): string;
+  /** Tells `changed` of every change of the counts from now on. */
+  follow(changed: () => void): void;
+}
 
 export class StatusBoard {
-  private connection: ConnectionEvent | undefined;
-  private failure: string | undefined;
-  /** Why the memory store's state is not being saved (e.g. ENOSPC), while it is not. */
-  private notSaving: string | undefined;
   private timer: NodeJS.Timeout | undefined;
   private lastDrawn = 0;
   private stopped = false;
 
   constructor(
     private readonly node: Pick<Node, 'status'>,
-    /** The counts, e.g. "12 admitted / 30 suppressed". */
-    private readonly describeCounts: () => string,
-    private readonly t: (key: string, subs?: Record<string, string | number>) => string,
+    private readonly counts: StatusCounts,
+    private readonly health: StoreHealth,
+    private readonly t: Translate,
     private readonly intervalMs = 500,
-  ) {}
-
-  connectionChanged(event: ConnectionEvent): void {
-    this.connection = event;
-    if (event.state === 'ready') this.failure = undefined;
-    this.draw();
-  }
-
-  storeFailed(error: unknown): void {
-    this.failure = errorMessage(error);
-    this.draw();
-  }
-
-  storeWorked(): void {
-    if (this.failure !== undefined) {
-      this.failure = undefined;
-      this.draw();
-    }
-  }
-
-  /** Saving the memory store's state started failing (its cause) or works again (undefined). */
-  savingChanged(cause: string | undefined): void {
-    if (cause === this.notSaving) return;
-    this.notSaving = cause;
-    this.draw();
+  ) {
+    health.follow(() => this.draw());
+    counts.follow(() => this.changed());
   }
 
   /** A count changed: redraw now, or once the interval has passed. */
@@ -55,12 +40,6 @@ export class StatusBoard {
     const wait = this.lastDrawn + this.intervalMs - Date.now();
     if (wait <= 0) this.draw();
     else this.timer = setTimeout(() => this.draw(), wait);
-  }
-
-  /** A fixed message that replaces the counts, e.g. a configuration error. */
-  fixed(fill: 'red' | 'yellow' | 'grey', text: string): void {
-    this.stop();
-    this.node.status({ fill, shape: 'ring', text });
   }
 
   stop(): void {
@@ -74,24 +53,25 @@ export class StatusBoard {
     this.timer = undefined;
     if (this.stopped) return;
     this.lastDrawn = Date.now();
-    const counts = this.describeCounts();
+    const { t, health } = this;
+    const counts = this.counts.line(t);
     // A connection that has failed says why, whether it ever got ready or not:
     // that cause, when known, comes before the failure of a single decision.
-    const connection = this.connection;
+    const connection = health.connection;
     if (connection?.state === 'unusable') {
       // Connected, to a server that cannot run the scripts: what it answered, from deploy on.
-      this.node.status({ fill: 'red', shape: 'ring', text: this.t('status.storeFailed', { error: errorMessage(connection.error), counts }) });
+      this.node.status({ fill: 'red', shape: 'ring', text: t('status.storeFailed', { error: errorMessage(connection.error), counts }) });
       return;
     }
     const broken = connection !== undefined && connection.state !== 'ready' && connection.error !== undefined;
-    if (this.failure !== undefined && !broken) {
-      this.node.status({ fill: 'red', shape: 'ring', text: this.t('status.storeFailed', { error: this.failure, counts }) });
+    if (health.failure !== undefined && !broken) {
+      this.node.status({ fill: 'red', shape: 'ring', text: t('status.storeFailed', { error: health.failure, counts }) });
       return;
     }
     const state = broken ? 'reconnecting' : connection?.state;
     switch (state) {
       case 'connecting':
-        this.node.status({ fill: 'yellow', shape: 'ring', text: this.t('status.connecting', { counts }) });
+        this.node.status({ fill: 'yellow', shape: 'ring', text: t('status.connecting', { counts }) });
         return;
       case 'reconnecting':
         // The cause in the network's or Redis's words: ECONNREFUSED 127.0.0.1:6390, WRONGPASS, ENOTFOUND.
@@ -100,11 +80,11 @@ export class StatusBoard {
         this.node.status({
           fill: 'red',
           shape: 'ring',
-          text: this.t('status.reconnecting', { counts, cause: this.connection?.error?.message ?? this.t('status.causeNotKnownYet') }),
+          text: t('status.reconnecting', { counts, cause: connection?.error?.message ?? t('status.causeNotKnownYet') }),
         });
         return;
       default:
-        if (this.notSaving !== undefined) this.node.status({ fill: 'yellow', shape: 'ring', text: this.t('status.notSaving', { cause: this.notSaving, counts }) });
+        if (health.notSaving !== undefined) this.node.status({ fill: 'yellow', shape: 'ring', text: t('status.notSaving', { cause: health.notSaving, counts }) });
         else this.node.status({ fill: 'green', shape: 'dot', text: counts });
     }
   }

@@ -1,41 +1,55 @@
-import type { RedisClient } from '../redis/scripts';
+/**
+ * Where a node keeps its state, as its config chose it: a store choice is
+ * an object (memoryStore, redisStore, or claimStores for the confirm node,
+ * which settles in other nodes' stores) that binds the store when the node
+ * starts. What a node gets back is the store it asks and what its close
+ * needs: how long to let requests drain, how to fail what still waits, how
+ * to let go of the store.
+ */
 import type { StateCodec } from '../persist/codecs';
+import { observeRedisCall } from '../metrics/redis-calls';
+import type { RedisClient } from '../redis/scripts';
 import type { RedisStoreOptions } from '../stores/types';
-import type { NodeAPI } from './api';
+import type { StoreInfo, StoreKind } from '../telemetry/subjects';
+import type { Node, NodeAPI } from './api';
+import { claimHolder, type ClaimHolder } from './claim-registry';
 import { dropMemoryStore, holdMemoryStore, persistenceOf, releaseMemoryStore, type Persistable } from './memory-state';
 import { asRedisConfigNode } from './redis-config-node';
-import type { StatusBoard } from './status-board';
+import type { Translate } from './status-board';
+import type { StoreHealth } from './store-health';
 
-export type StoreKind = 'memory' | 'redis';
-
-/** What the sidebar and the status show of a node's store. */
-export interface StoreInfo {
-  kind: StoreKind;
-  /** Memory: entries held and the cap. */
-  entries?: number;
-  maxEntries?: number;
-  /** Memory: epoch ms of the last save, when saving is on. */
-  lastSave?: number;
-  saving?: boolean;
-  /** Memory: bytes of saved state on disk, when saving is on. */
-  savedBytes?: number;
-  /** Memory, sensor node: keys pending a confirm. */
-  pendingKeys?: number;
-  /** Redis: the connection's state, and what is wrong with it. */
-  connection?: string;
-  cause?: string;
-}
-
-export interface BoundStore<S> {
-  store: S;
-  kind: StoreKind;
-  /** How long a request may wait for the store; Infinity for memory. */
-  timeoutMs: number;
-  /** Fails every request still waiting at the store (the node is closing). */
-  abandon(error: Error): void;
+/** What a node's close needs of its store. */
+export interface StoreBinding {
+  /** How long a request may wait for the store; Infinity when nothing limits it. */
+  readonly timeoutMs: number;
+  /** Fails every request still waiting at the store; undefined when they are not this node's to fail. */
+  readonly abandon: ((error: Error) => void) | undefined;
   /** Closes with the node: keeps (and saves) a memory store unless the node was removed; leaves a shared connection. */
   close(removed: boolean): Promise<void>;
+}
+
+/** A store of the node's own (memory or Redis), bound. */
+export interface OwnStore<S> extends StoreBinding {
+  readonly store: S;
+  readonly kind: StoreKind;
+  /** What the sidebar, the stats node and Prometheus show of it. */
   info(): StoreInfo;
+}
+
+/** What binding a store may use of the node it is for. */
+export interface BindContext {
+  RED: NodeAPI;
+  node: Pick<Node, 'id' | 'type' | 'warn'>;
+  t: Translate;
+  /** Told of the connection's events and the memory store's saving. */
+  health: StoreHealth;
+  /** A reply callback that threw, reported through the node (see TickBatcher). */
+  callbackFailed: (error: unknown) => void;
+}
+
+/** A store as a node's config chose it, bound when the node starts; binding throws the reason it cannot be. */
+export interface StoreChoice<B extends StoreBinding> {
+  bind(context: BindContext): B;
 }
 
 /** A memory store as the binding keeps it: persistable, told its new limits on a redeploy, and measured for the sidebar. */
@@ -46,66 +60,48 @@ export interface MemoryStoreShape<E> extends Persistable<E> {
   pendingKeys?(): number;
 }
 
-export interface MemoryBuild<S extends MemoryStoreShape<E>, E> {
-  make: () => S;
-  reuse: (store: S) => void;
+export interface MemoryBuild<M extends MemoryStoreShape<E>, E> {
+  make: () => M;
+  reuse: (store: M) => void;
   codec: StateCodec<E>;
   persistSeconds: number;
-}
-
-/**
- * A node's store as its config chose it: memory (built or taken over by
- * `memory`) or Redis (made by `redis` on the selected connection). S is
- * what the node uses; each store kind is one of it.
- */
-export function bindStore<S, M extends S & MemoryStoreShape<E>, E, R extends S & { abandon(error: Error): void }>(
-  RED: NodeAPI,
-  node: { id: string; type: string; warn(text: string): void },
-  life: { board: StatusBoard; t: (key: string, subs?: Record<string, string | number>) => string },
-  config: { store: StoreKind; redis: string | undefined; persistSeconds: number },
-  build: { memory: Omit<MemoryBuild<M, E>, 'persistSeconds'>; redis: (client: RedisClient, options: RedisStoreOptions) => R },
-): BoundStore<S> {
-  return config.store === 'memory'
-    ? bindMemoryStore(RED, node, { ...build.memory, persistSeconds: config.persistSeconds }, life.board)
-    : bindRedisStore(RED, node, config.redis, life.board, life.t, build.redis);
 }
 
 /**
  * A node's memory store: the one this node id held before a redeploy, or a
  * new one loaded from its saved state (node-red/memory-state).
  */
-export function bindMemoryStore<S extends MemoryStoreShape<E>, E>(
-  RED: NodeAPI,
-  node: { id: string; type: string; warn(text: string): void },
-  build: MemoryBuild<S, E>,
-  board?: StatusBoard,
-): BoundStore<S> {
-  const held = holdMemoryStore(
-    node.id,
-    node.type,
-    persistenceOf(RED, node.id, build.persistSeconds),
-    build.codec,
-    build.make,
-    build.reuse,
-    (text) => node.warn(text),
-    board !== undefined ? (cause) => board.savingChanged(cause) : undefined,
-  );
-  const store = held.store;
+export function memoryStore<M extends MemoryStoreShape<E>, E>(build: MemoryBuild<M, E>): StoreChoice<OwnStore<M>> {
   return {
-    store,
-    kind: 'memory',
-    timeoutMs: Infinity,
-    abandon: () => undefined,
-    close: (removed) => releaseMemoryStore(node.id, removed),
-    info: () => ({
-      kind: 'memory',
-      entries: store.size,
-      maxEntries: store.maxEntries,
-      saving: held.journal !== undefined,
-      ...(held.journal?.stats.lastSave !== undefined ? { lastSave: held.journal.stats.lastSave } : {}),
-      ...(held.journal !== undefined ? { savedBytes: held.journal.savedBytes } : {}),
-      ...(store.pendingKeys !== undefined ? { pendingKeys: store.pendingKeys() } : {}),
-    }),
+    bind({ RED, node, health }) {
+      const held = holdMemoryStore(
+        node.id,
+        node.type,
+        persistenceOf(RED, node.id, build.persistSeconds),
+        build.codec,
+        build.make,
+        build.reuse,
+        (text) => node.warn(text),
+        (cause) => health.savingChanged(cause),
+      );
+      const store = held.store;
+      return {
+        store,
+        kind: 'memory',
+        timeoutMs: Infinity,
+        abandon: () => undefined,
+        close: (removed) => releaseMemoryStore(node.id, removed),
+        info: () => ({
+          kind: 'memory',
+          entries: store.size,
+          maxEntries: store.maxEntries,
+          saving: held.journal !== undefined,
+          ...(held.journal?.stats.lastSave !== undefined ? { lastSave: held.journal.stats.lastSave } : {}),
+          ...(held.journal !== undefined ? { savedBytes: held.journal.savedBytes } : {}),
+          ...(store.pendingKeys !== undefined ? { pendingKeys: store.pendingKeys() } : {}),
+        }),
+      };
+    },
   };
 }
 
@@ -115,40 +111,54 @@ export function bindMemoryStore<S extends MemoryStoreShape<E>, E>(
  * closed after the last user. A config node that could not make a
  * connection is named, with its reason, in the error.
  */
-export function bindRedisStore<S extends { abandon(error: Error): void }>(
-  RED: NodeAPI,
-  node: { id: string },
-  redisConfigId: string | undefined,
-  board: StatusBoard,
-  t: (key: string, subs?: Record<string, string | number>) => string,
-  make: (client: RedisClient, options: RedisStoreOptions) => S,
-): BoundStore<S> {
-  // The node keeps its state in Redis now: a memory store it held goes.
-  void dropMemoryStore(node.id);
-  const config = redisConfigId ? asRedisConfigNode(RED.nodes.getNode(redisConfigId)) : undefined;
-  if (config === undefined) throw new Error(t('errors.noRedisConfig'));
-  if (config.connection === undefined) {
-    throw new Error(t('errors.badRedisConfig', { label: config.label, problem: config.problem ?? '?' }));
-  }
-  const connection = config.connection;
-  const client = connection.register(node.id, (event) => board.connectionChanged(event));
-  const store = make(client, {
-    keyPrefix: connection.keyPrefix,
-    cluster: connection.isCluster,
-    timeoutMs: connection.settings.timeoutMs,
-    cause: () => connection.cause(),
-    refused: () => connection.refusal(),
-    classify: (error) => connection.scriptingError(error),
-  });
+export function redisStore<R extends { abandon(error: Error): void }>(redisConfigId: string | undefined, make: (client: RedisClient, options: RedisStoreOptions) => R): StoreChoice<OwnStore<R>> {
   return {
-    store,
-    kind: 'redis',
-    timeoutMs: connection.settings.timeoutMs,
-    abandon: (error) => store.abandon(error),
-    close: () => connection.deregister(node.id),
-    info: () => {
-      const cause = connection.cause();
-      return { kind: 'redis', connection: connection.state.state, ...(cause !== undefined ? { cause } : {}) };
+    bind({ RED, node, t, health, callbackFailed }) {
+      // The node keeps its state in Redis now: a memory store it held goes.
+      void dropMemoryStore(node.id);
+      const config = redisConfigId ? asRedisConfigNode(RED.nodes.getNode(redisConfigId)) : undefined;
+      if (config === undefined) throw new Error(t('errors.noRedisConfig'));
+      if (config.connection === undefined) {
+        throw new Error(t('errors.badRedisConfig', { label: config.label, problem: config.problem ?? '?' }));
+      }
+      const connection = config.connection;
+      const client = connection.register(node.id, (event) => health.connectionChanged(event));
+      const store = make(client, {
+        keyPrefix: connection.keyPrefix,
+        cluster: connection.isCluster,
+        timeoutMs: connection.settings.timeoutMs,
+        cause: () => connection.cause(),
+        refused: () => connection.refusal(),
+        classify: (error) => connection.scriptingError(error),
+        onCallbackError: callbackFailed,
+        onAnswer: observeRedisCall,
+      });
+      return {
+        store,
+        kind: 'redis',
+        timeoutMs: connection.settings.timeoutMs,
+        abandon: (error) => store.abandon(error),
+        close: () => connection.deregister(node.id),
+        info: () => {
+          const cause = connection.cause();
+          return { kind: 'redis', connection: connection.state.state, ...(cause !== undefined ? { cause } : {}) };
+        },
+      };
     },
   };
 }
+
+/**
+ * The confirm node's stores: the seen-sets of the running sensor nodes,
+ * found by the node id a message names (node-red/claim-registry), any of
+ * which may be Redis. So on close its requests get the whole drain
+ * (DRAIN_MS, see close-times), and what still waits then is not failed
+ * here: those stores are not this node's to abandon.
+ */
+export interface ClaimStores extends StoreBinding {
+  holder(nodeId: string): ClaimHolder | undefined;
+}
+
+export const claimStores: StoreChoice<ClaimStores> = {
+  bind: () => ({ timeoutMs: Infinity, abandon: undefined, close: () => Promise.resolve(), holder: claimHolder }),
+};

@@ -7,7 +7,7 @@
  */
 import type { Node } from './api';
 import { errorMessage } from '../core/parse/errors';
-import type { StatusBoard } from './status-board';
+import type { StoreHealth } from './store-health';
 
 export type OnStoreError = 'admit' | 'error';
 
@@ -19,13 +19,13 @@ export class StoreFailurePolicy {
   constructor(
     private readonly node: Pick<Node, 'warn'>,
     readonly policy: OnStoreError,
-    private readonly board: StatusBoard,
+    private readonly health: StoreHealth,
     private readonly t: (key: string, subs?: Record<string, string | number>) => string,
   ) {}
 
   /** Returns the error for done(), or undefined when the message is to be admitted. */
   failed(error: unknown): Error | undefined {
-    this.board.storeFailed(error);
+    this.health.storeFailed(error);
     const reason = errorMessage(error);
     if (this.policy === 'error') return new Error(this.t('errors.storeFailed', { error: reason }));
     const now = Date.now();

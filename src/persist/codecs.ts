@@ -9,6 +9,10 @@
  *                 (1e-7 degrees)  u16 heading (0.01 degrees, 65535 none)
  *                 u16 accuracy (0.1 m)  u48 events  f64 expires  u32 accepted
  *                 u32 suppressed
+ * Window record, format 2 (issue 29): u8 6, the fields of format 1, then
+ *                 u8 parts (1: a value, 2: a jump candidate)
+ *                 [f64 value]  [f64 candidate t  i32 candidate lat
+ *                 i32 candidate lon (1e-7 degrees)  u16 candidate count]
  * Seen record:    u8 1 seen | 4 pending | 5 released  u16 key length  key
  *                 f64 expires  u48 token  (pending: f64 deadline)
  * Delete:         u8 2  u16 length  key
@@ -16,6 +20,14 @@
  *
  * The window record holds the baseline at the precision the stores keep it
  * (see core/window/sliding-window), so restoring it is exact.
+ *
+ * A window entry is written in format 1, byte for byte as before, unless it
+ * holds what format 1 cannot: a value (value mode's baseline, an exact
+ * double) or a jump candidate. Then it is written in format 2, a record
+ * type of its own, so that a reader never mistakes one for the other. Both
+ * are read. The state of a node that uses neither stays readable by the
+ * previous release (which would take a format-2 record for damage, and keep
+ * the frames before it).
  */
 import { ACCURACY_STEPS, DEGREE_STEPS, HEADING_STEPS, NO_HEADING } from '../core/window/sliding-window';
 import { RELEASED_DEADLINE, SEEN_DEADLINE } from '../core/sensor/seen-codes';
@@ -28,6 +40,11 @@ const DELETE = 2;
 const CLEAR = 3;
 const PENDING_RECORD = 4;
 const RELEASED_RECORD = 5;
+const WINDOW_RECORD_2 = 6;
+const HAS_VALUE = 1;
+const HAS_CANDIDATE = 2;
+/** The largest candidate count a record holds: far above any relocateAfterPings. */
+const MAX_CANDIDATE_COUNT = 0xffff;
 const MAX_COUNT = 0xffff_ffff;
 
 /** A growable buffer of records. */
@@ -191,7 +208,10 @@ export const windowCodec: StateCodec<WindowEntry> = {
       writeDelete(out, key);
       return;
     }
-    out.u8(UPSERT);
+    const value = entry.value ?? NaN;
+    const candidate = entry.candidate;
+    const parts = (Number.isNaN(value) ? 0 : HAS_VALUE) | (candidate.count > 0 ? HAS_CANDIDATE : 0);
+    out.u8(parts === 0 ? UPSERT : WINDOW_RECORD_2);
     out.text(entry.assetId);
     out.f64(entry.t);
     out.i32(Math.round(entry.lat * DEGREE_STEPS));
@@ -202,16 +222,25 @@ export const windowCodec: StateCodec<WindowEntry> = {
     out.f64(entry.expiresAt);
     out.u32(entry.accepted);
     out.u32(entry.suppressed);
+    if (parts === 0) return;
+    out.u8(parts);
+    if (parts & HAS_VALUE) out.f64(value);
+    if (parts & HAS_CANDIDATE) {
+      out.f64(candidate.t);
+      out.i32(Math.round(candidate.lat * DEGREE_STEPS));
+      out.i32(Math.round(candidate.lon * DEGREE_STEPS));
+      out.u16(Math.min(candidate.count, MAX_CANDIDATE_COUNT));
+    }
   },
   apply(payload, target, nowMs) {
     applyRecords(payload, target, nowMs, (type, r) => {
-      if (type !== UPSERT) return undefined;
+      if (type !== UPSERT && type !== WINDOW_RECORD_2) return undefined;
       const assetId = r.text();
       const t = r.f64();
       const lat = r.i32() / DEGREE_STEPS;
       const lon = r.i32() / DEGREE_STEPS;
       const heading = r.u16();
-      return {
+      const entry: WindowEntry = {
         assetId,
         t,
         lat,
@@ -219,10 +248,24 @@ export const windowCodec: StateCodec<WindowEntry> = {
         heading: heading === NO_HEADING ? NaN : heading / HEADING_STEPS,
         accuracy: r.u16() / ACCURACY_STEPS,
         events: r.u48(),
+        value: NaN,
         expiresAt: r.f64(),
         accepted: r.u32(),
         suppressed: r.u32(),
+        candidate: { t: 0, lat: 0, lon: 0, count: 0 },
       };
+      if (type === UPSERT) return entry;
+      const parts = r.u8();
+      // A part this release does not know would be read as the next record.
+      if ((parts & ~(HAS_VALUE | HAS_CANDIDATE)) !== 0) throw new RangeError(`a window record with unknown parts ${parts}`);
+      if (parts & HAS_VALUE) entry.value = r.f64();
+      if (parts & HAS_CANDIDATE) {
+        entry.candidate.t = r.f64();
+        entry.candidate.lat = r.i32() / DEGREE_STEPS;
+        entry.candidate.lon = r.i32() / DEGREE_STEPS;
+        entry.candidate.count = r.u16();
+      }
+      return entry;
     });
   },
 };

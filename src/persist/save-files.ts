@@ -10,6 +10,7 @@
  */
 import { constants, mkdirSync } from 'fs';
 import { open, rename, unlink } from 'fs/promises';
+import { errorMessage } from '../core/parse/errors';
 
 export interface SaveFile {
   size(): Promise<number>;
@@ -65,4 +66,11 @@ export async function writeAll(file: SaveFile, data: Buffer, position: number): 
     if (wrote <= 0) throw new ShortWriteError(data.length - done, position + done);
     done += wrote;
   }
+}
+
+/** The cause of a failed save as the status shows it: the system's code (ENOSPC, EIO, ESHORTWRITE), else the message. */
+export function causeOf(error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && code !== '') return code;
+  return errorMessage(error);
 }

@@ -1,6 +1,6 @@
 /**
- * Whether a server runs the pack's Lua scripts, and the one error that says
- * it does not. Every decision is a script call (EVAL the first time on a
+ * Whether a server runs the pack's Lua scripts (the error that says it does
+ * not is redis/store-errors' ScriptingUnavailableError). Every decision is a script call (EVAL the first time on a
  * connection, EVALSHA after, EVAL again after NOSCRIPT), so a server
  * without scripting (a Valkey 9.1 without its Lua module, a managed Redis
  * with the commands renamed away, an ACL user without @scripting) can decide
@@ -13,22 +13,7 @@ import type { Redis } from 'ioredis';
 import { errorMessage } from '../core/parse/errors';
 import { scriptSource, SCRIPT_NAMES } from './scripts';
 
-/**
- * The server cannot run the pack's scripts: `serverAnswer` is what it said.
- * The message is the catalog's text (the connection's config node renders
- * it); told apart from other store failures by instanceof.
- */
-export class ScriptingUnavailableError extends Error {
-  constructor(
-    readonly serverAnswer: string,
-    text: string,
-  ) {
-    super(text);
-    this.name = 'ScriptingUnavailableError';
-  }
-}
-
-/** Renders the catalog text of a ScriptingUnavailableError from the server's answer. */
+/** Renders the catalog text of a ScriptingUnavailableError (redis/store-errors) from the server's answer. */
 export type NoScriptingText = (serverAnswer: string) => string;
 
 /**

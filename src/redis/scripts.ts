@@ -37,9 +37,9 @@ export type ScriptName = keyof typeof SCRIPTS;
 
 export const SCRIPT_NAMES = Object.keys(SCRIPTS) as ScriptName[];
 
-/** A Lua table constructor of names and numbers: `{ first = 2, late = 4 }`. */
+/** A Lua table constructor of names and numbers: `{ first = 2, late = 4, ["no-fix"] = 10 }` (a name that is no Lua identifier in brackets). */
 function luaTable(entries: Record<string, number>): string {
-  return `{ ${Object.entries(entries).map(([name, code]) => `${name} = ${code}`).join(', ')} }`;
+  return `{ ${Object.entries(entries).map(([name, code]) => `${/^[A-Za-z_]\w*$/.test(name) ? name : `[${JSON.stringify(name)}]`} = ${code}`).join(', ')} }`;
 }
 
 /**

@@ -9,7 +9,8 @@ import { join } from 'path';
 import Redis, { Cluster } from 'ioredis';
 import { planClient, type ClientPlan, type RedisConnectionSettings } from './connection-options';
 import { defineDedupScripts, type RedisClient } from './scripts';
-import { probeScripting, scriptingRefusal, ScriptingUnavailableError, type NoScriptingText } from './scripting';
+import { probeScripting, scriptingRefusal, type NoScriptingText } from './scripting';
+import { ScriptingUnavailableError } from './store-errors';
 
 /** `unusable`: connected, but the server cannot run the pack's scripts (the error says what it answered). */
 export type ConnectionState = 'connecting' | 'ready' | 'unusable' | 'reconnecting' | 'closed';

@@ -1,5 +1,7 @@
 import { toError } from '../core/parse/errors';
-import { observeRedisCall } from '../metrics/redis-calls';
+import { storeCallError, TimeoutError } from './store-errors';
+
+export { TimeoutError };
 
 /**
  * Gathers the requests that arrive in one turn of the event loop and sends
@@ -44,13 +46,11 @@ import { observeRedisCall } from '../metrics/redis-calls';
  * error goes to onCallbackError (a node reports it through itself), and
  * is not raised again. Raised as an uncaught exception, as it once was, a
  * message Node-RED could not copy in a send stopped Node-RED.
+ *
+ * A call that fails fails with a typed error (redis/store-errors); each
+ * call Redis answers is told to onAnswer (the node's metrics), as a
+ * callback that threw is told to onCallbackError.
  */
-export class TimeoutError extends Error {
-  constructor(ms: number, cause?: string) {
-    super(`Redis did not answer within ${ms} ms${cause === undefined ? '' : ` (${cause})`}`);
-    this.name = 'TimeoutError';
-  }
-}
 
 export type OnResult<Result, C> = (result: Result, context: C) => void;
 export type OnError<C> = (error: unknown, context: C) => void;
@@ -86,6 +86,8 @@ export interface BatcherOptions<Item, Result> {
    * exception.
    */
   onCallbackError?: (error: unknown, context: unknown) => void;
+  /** Told of each call Redis answered: the requests it carried, and the milliseconds from sending it to its answer. */
+  onAnswer?: (items: number, ms: number) => void;
   /** The give-up clock's time and timers; the system's unless a test hands in its own. */
   clock?: BatcherClock;
 }
@@ -104,9 +106,6 @@ const SYSTEM_CLOCK: BatcherClock = {
 };
 
 const DEFAULT_MAX_IN_FLIGHT = 8;
-
-/** ioredis' errors for a command that never reached a working connection. */
-const CONNECTION_LEVEL = /MaxRetriesPerRequestError|max retries per request|Connection is closed|Stream isn't writeable|NOAUTH/i;
 
 /** One call: its items and their callbacks, index for index. */
 class Call<Item> {
@@ -272,12 +271,15 @@ export class TickBatcher<Item, Result> {
     let sent: Promise<Result[]>;
     const started = performance.now();
     const refused = this.options.refused?.();
+    // A send that throws is a fault of the store, not an answer of Redis: its error stays as it is.
+    let threw = false;
     if (refused !== undefined) {
       sent = Promise.reject(refused);
     } else {
       try {
         sent = this.options.send(call.items);
       } catch (error) {
+        threw = true;
         sent = Promise.reject(toError(error));
       }
     }
@@ -291,12 +293,12 @@ export class TickBatcher<Item, Result> {
         if (results.length !== count) {
           this.finish(call, undefined, new Error(`expected ${count} results from Redis, got ${results.length}`));
         } else {
-          observeRedisCall(count, performance.now() - started);
+          this.options.onAnswer?.(count, performance.now() - started);
           this.finish(call, results, undefined);
         }
       },
       (error: unknown) => {
-        this.finish(call, undefined, error);
+        this.finish(call, undefined, threw ? error : this.explain(error));
       },
     );
   }
@@ -308,7 +310,7 @@ export class TickBatcher<Item, Result> {
     group.inFlight--;
     group.sent.delete(call);
     if (call === group.head) this.stopClock(group);
-    if (results === undefined) this.answerAll(call, this.explain(error));
+    if (results === undefined) this.answerAll(call, error);
     else for (let i = 0; i < call.onResults.length; i++) this.answer(call.onResults[i] as AnyResult, results[i], call.contexts[i]);
     if (group.readyHead < group.ready.length) {
       // The group's next call goes out at the end of this turn, with those of
@@ -374,17 +376,14 @@ export class TickBatcher<Item, Result> {
   }
 
   /**
-   * ioredis fails a command it could not send with its own words ("Reached
-   * the max retries per request limit", "Connection is closed"); the cause
-   * a user can act on is the connection's last error (ECONNREFUSED with the
-   * address, WRONGPASS, ENOTFOUND), so that is what the error says.
+   * A call's failure as a typed store error. ioredis fails a command it
+   * could not send with its own words ("Reached the max retries per request
+   * limit", "Connection is closed"); the cause a user can act on is the
+   * connection's last error (ECONNREFUSED with the address, WRONGPASS,
+   * ENOTFOUND), so that is what the error says (redis/store-errors).
    */
   private explain(error: unknown): unknown {
-    const named = this.options.classify?.(error);
-    if (named !== undefined) return named;
-    const cause = this.options.cause?.();
-    if (cause === undefined || !(error instanceof Error) || !CONNECTION_LEVEL.test(`${error.name} ${error.message}`)) return error;
-    return new Error(`Redis is unreachable: ${cause}`, { cause: error });
+    return this.options.classify?.(error) ?? storeCallError(error, this.options.cause?.());
   }
 
   private answerAll(call: Call<unknown>, error: unknown): void {

@@ -67,11 +67,11 @@ export const EPOCH = layout([
 /**
  * Field names no id can take: ids reach Redis as UTF-8, which never has
  * the byte 0xff. `bucket` (an empty value) is in a bucket from its first
- * write on; a record's extra part (WINDOW_TAIL) is `before` and the
- * record's field; `period` and a BUCKET_PERIOD name a period of a bucket
+ * write on; a record's extra parts are `before` (WINDOW_TAIL) or
+ * `candidate` (WINDOW_CANDIDATE) and the record's field; `period` and a BUCKET_PERIOD name a period of a bucket
  * (below).
  */
-export const BUCKET_FIELD = { bucket: '\xff', before: '\xffb', period: '\xffp' } as const;
+export const BUCKET_FIELD = { bucket: '\xff', before: '\xffb', candidate: '\xffc', period: '\xffp' } as const;
 
 /**
  * A bucket (a hash) is kept (PEXPIRE, never shortened) until a period after
@@ -109,14 +109,29 @@ export const LAYOUT_MARK = layout([['since', 'I6']]);
  * The sliding-window script (lua/sliding-window.lua).
  */
 
-/** ARGV[1]: the rule. minHeadingDegrees 0 is off, maxAheadSeconds negative is off. */
+/**
+ * ARGV[1]: the rule. minHeadingDegrees 0 is off, maxAheadSeconds negative
+ * is off; mode a code of WINDOW_MODE; deadbandPercent 1 when the deadband is
+ * a percentage; maxSpeedKmh 0 is off (the jump guard); relocateAfterSeconds
+ * and relocateAfterPings as the rule has them, or their defaults, resolved by
+ * the client (so that both sides compare the one double).
+ */
 export const WINDOW_RULE = layout([
   ['minSeconds', 'd'],
   ['minMetres', 'd'],
   ['minHeadingDegrees', 'd'],
   ['maxAheadSeconds', 'd'],
   ['ttlSeconds', 'I4'],
+  ['mode', 'B'],
+  ['deadband', 'd'],
+  ['deadbandPercent', 'B'],
+  ['maxSpeedKmh', 'd'],
+  ['relocateAfterSeconds', 'd'],
+  ['relocateAfterPings', 'd'],
 ]);
+
+/** The codes of WINDOW_RULE's `mode`. */
+export const WINDOW_MODE = { position: 0, value: 1 } as const;
 
 /** ARGV[2]: the host's clock in epoch ms (the clock guard's "now", and the clock records expire by), and 48 bits naming the call. */
 export const WINDOW_CALL = layout([
@@ -124,7 +139,7 @@ export const WINDOW_CALL = layout([
   ['call', 'I6'],
 ]);
 
-/** ARGV[3]: one per operation; t in epoch ms; heading and accuracy 0 when the ping has none. */
+/** ARGV[3]: one per operation; t in epoch ms; heading and accuracy 0 when the ping has none; value NaN when it has none (position mode). */
 export const WINDOW_OP = layout([
   ['op', 'B'],
   ['flags', 'B'],
@@ -134,13 +149,18 @@ export const WINDOW_OP = layout([
   ['lon', 'd'],
   ['heading', 'd'],
   ['accuracy', 'd'],
+  ['value', 'd'],
 ]);
 
 /** The operation codes of WINDOW_OP's `op` (any code but the resets is a ping). */
 export const WINDOW_OP_CODE = { ping: 1, resetAsset: 2, resetAll: 3 } as const;
 
-/** Bits of WINDOW_OP's `flags`: the ping has a heading; it is a retried message (its decision was lost). */
-export const WINDOW_OP_FLAG = { heading: 1, retry: 2 } as const;
+/**
+ * Bits of WINDOW_OP's `flags`: the ping has a heading; it is a retried
+ * message (its decision was lost); its fix's quality (core/window/fix-quality,
+ * decided by the client when the ping was read) is NO_FIX, or POOR_FIX.
+ */
+export const WINDOW_OP_FLAG = { heading: 1, retry: 2, noFix: 4, poorFix: 8 } as const;
 
 /** The reply: one per operation, in order; reason 0 for a reset. Then one REPLY_STATUS. */
 export const WINDOW_REPLY = layout([
@@ -151,10 +171,11 @@ export const WINDOW_REPLY = layout([
   ['accepted', 'I4'],
   ['suppressed', 'I4'],
   ['present', 'B'],
+  ['change', 'd'],
 ]);
 
 /** Bits of WINDOW_REPLY's `present`: which measures the decision has. */
-export const WINDOW_PRESENT = { dt: 1, distance: 2, turn: 4 } as const;
+export const WINDOW_PRESENT = { dt: 1, distance: 2, turn: 4, change: 8 } as const;
 
 /** The last byte of a sliding-window reply (the last integer of a seen-set reply): REPLY_STATUS bits. */
 export const WINDOW_STATUS = layout([['status', 'B']]);
@@ -209,22 +230,28 @@ export const WINDOW_COUNT = layout([['suppressed', 'I4']]);
  * Bits of WINDOW_RECORD's `flags`. `fleet`: WINDOW_FLEET follows.
  * `before`: the bucket holds a WINDOW_TAIL for the record (field
  * BUCKET_FIELD.before and the asset id). `fraction`: the time is a double
- * (WINDOW_RECORD_FRACTION). The other bits are free: a record of another
- * kind (another measure in the place of lat and lon, or a part before
- * WINDOW_COUNT) takes a bit of its own, and a script that does not know
- * the bit reads the record as absent and leaves it to the release that
- * wrote it.
+ * (WINDOW_RECORD_FRACTION). `value` (issue 29): WINDOW_VALUE follows
+ * (after WINDOW_FLEET, before WINDOW_COUNT). `candidate` (issue 29): the
+ * bucket holds the asset's WINDOW_CANDIDATE (field BUCKET_FIELD.candidate
+ * and the asset id). The other bits are free: a record of another kind
+ * takes a bit of its own, and a script that does not know the bit reads
+ * the record as absent and leaves it to the release that wrote it.
  */
-export const RECORD_FLAG = { fleet: 1, before: 2, fraction: 4 } as const;
+export const RECORD_FLAG = { fleet: 1, before: 2, fraction: 4, value: 8, candidate: 16 } as const;
 
 /** The flags windowRecordLayout (and the script's RECORD_FORMAT) tell layouts apart by. */
-const LAYOUT_FLAGS = RECORD_FLAG.fleet | RECORD_FLAG.before | RECORD_FLAG.fraction;
+const LAYOUT_FLAGS = RECORD_FLAG.fleet | RECORD_FLAG.before | RECORD_FLAG.fraction | RECORD_FLAG.value | RECORD_FLAG.candidate;
 
 /** The whole layout of a record with these flags; undefined for flags of a kind this release does not know. */
 export function windowRecordLayout(flags: number): Layout<string> | undefined {
   if ((flags & ~LAYOUT_FLAGS) !== 0) return undefined;
   const base = flags & RECORD_FLAG.fraction ? WINDOW_RECORD_FRACTION : WINDOW_RECORD;
-  return layout<string>([...base.fields, ...(flags & RECORD_FLAG.fleet ? WINDOW_FLEET.fields : []), ...WINDOW_COUNT.fields]);
+  return layout<string>([
+    ...base.fields,
+    ...(flags & RECORD_FLAG.fleet ? WINDOW_FLEET.fields : []),
+    ...(flags & RECORD_FLAG.value ? WINDOW_VALUE.fields : []),
+    ...WINDOW_COUNT.fields,
+  ]);
 }
 
 /**
@@ -263,6 +290,61 @@ export const LEGACY_RECORD = layout([
   ['accuracy', 'I2'],
   ['epoch', 'I2'],
 ]);
+
+/*
+ * Issue 29's optional parts: value mode's baseline value and the jump
+ * guard's candidate. A record without them is the record above, as it
+ * always was: a node in position mode without the jump guard writes and
+ * reads exactly what it did.
+ */
+
+/** The baseline's value, exactly: value mode's reading. Inside the record, before WINDOW_COUNT, while RECORD_FLAG.value is set. */
+export const WINDOW_VALUE = layout([['value', 'd']]);
+
+/**
+ * The jump candidate: t exactly, the position in the record's degree steps,
+ * the count of agreeing jumps, and the call that set it (so that a resend
+ * of a call that only suppressed pings of the asset is recognised too). A
+ * field of its own (BUCKET_FIELD.candidate and the asset id) while the
+ * record's RECORD_FLAG.candidate is set: in the record it would take a
+ * fleet record past hash-max-listpack-value, and one such field turns its
+ * whole bucket into a hashtable; a candidate is seldom there, and only
+ * for a few pings.
+ */
+export const WINDOW_CANDIDATE = layout([
+  ['t', 'd'],
+  ['lat', 'i4'],
+  ['lon', 'i4'],
+  ['count', 'I2'],
+  ['call', 'I6'],
+]);
+
+/**
+ * The length of a tail field (WINDOW_TAIL) that keeps the value and the
+ * candidate of the baseline from before the call as well, when it had
+ * them: WINDOW_TAIL, then WINDOW_VALUE, then WINDOW_CANDIDATE. The four
+ * lengths differ (checked below), so the length says which follow.
+ */
+export function windowTailBytes(value: boolean, candidate: boolean): number {
+  return WINDOW_TAIL.bytes + (value ? WINDOW_VALUE.bytes : 0) + (candidate ? WINDOW_CANDIDATE.bytes : 0);
+}
+
+if (new Set([windowTailBytes(false, false), windowTailBytes(true, false), windowTailBytes(false, true), windowTailBytes(true, true)]).size !== 4) {
+  throw new Error('wire: a tail field must say by its length which parts it keeps');
+}
+
+/**
+ * Redis keeps a hash in its compact listpack encoding only while every
+ * value is at most hash-max-listpack-value bytes (64 by default), and one
+ * larger value turns the whole bucket into a hashtable for good: every
+ * record and tail stays within it.
+ */
+const LISTPACK_VALUE_BYTES = 64;
+for (let flags = 0; flags <= LAYOUT_FLAGS; flags++) {
+  if ((windowRecordLayout(flags) as Layout<string>).bytes > LISTPACK_VALUE_BYTES || windowTailBytes(true, true) > LISTPACK_VALUE_BYTES) {
+    throw new Error('wire: a window record or tail must fit a listpack value');
+  }
+}
 
 /*
  * The seen-set script (lua/seen-set.lua).
@@ -398,7 +480,18 @@ export function windowPrelude(): string {
     luaLocals({ REC_FLEET: RECORD_FLAG.fleet, REC_BEFORE: RECORD_FLAG.before, REC_FRACTION: RECORD_FLAG.fraction, REC_KINDS: LAYOUT_FLAGS + 1, MAX_WHOLE_T: maxOf(WINDOW_RECORD, 't') }) +
     luaLocals({ LEGACY_RECORD: LEGACY_RECORD.format, LEGACY_RECORD_BYTES: LEGACY_RECORD.bytes }) +
     bucketPrelude() +
-    luaLocals({ DEGREE_STEPS, HEADING_STEPS, ACCURACY_STEPS, MAX_ACCURACY_STEP, NO_HEADING, MAX_COUNT })
+    luaLocals({ DEGREE_STEPS, HEADING_STEPS, ACCURACY_STEPS, MAX_ACCURACY_STEP, NO_HEADING, MAX_COUNT }) +
+    // Issue 29: value mode, the fix's quality, the change in the reply, and the record's optional parts.
+    luaLocals({ VALUE_MODE: WINDOW_MODE.value, NO_FIX_FLAG: WINDOW_OP_FLAG.noFix, POOR_FIX_FLAG: WINDOW_OP_FLAG.poorFix, HAS_CHANGE: WINDOW_PRESENT.change }) +
+    luaLocals({
+      REC_VALUE: RECORD_FLAG.value,
+      REC_CANDIDATE: RECORD_FLAG.candidate,
+      CANDIDATE_FIELD: BUCKET_FIELD.candidate,
+      VALUE: WINDOW_VALUE.format,
+      VALUE_BYTES: WINDOW_VALUE.bytes,
+      CANDIDATE: WINDOW_CANDIDATE.format,
+      CANDIDATE_BYTES: WINDOW_CANDIDATE.bytes,
+    })
   );
 }
 

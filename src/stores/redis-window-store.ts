@@ -1,5 +1,6 @@
 import calculateSlot from 'cluster-key-slot';
-import { ACCURACY_STEPS, DEGREE_STEPS, HEADING_STEPS, NO_HEADING, type Ping } from '../core/window/sliding-window';
+import { NO_FIX, POOR_FIX } from '../core/window/fix-quality';
+import { ACCURACY_STEPS, DEFAULT_RELOCATE_PINGS, DEGREE_STEPS, HEADING_STEPS, NO_HEADING, RELOCATE_HEARTBEATS, type JumpCandidate, type Ping } from '../core/window/sliding-window';
 import { WINDOW_REASON_BY_CODE, WINDOW_REASONS } from '../core/window/window-reasons';
 import { nextToken } from '../core/structures/call-token';
 import { BucketNames, bucketOf, epochKey, layoutMarkKey, WINDOW_SEGMENT, windowRecordKey } from '../redis/key-names';
@@ -11,6 +12,8 @@ import {
   REPLY_STATUS,
   setUint48,
   WINDOW_CALL,
+  WINDOW_CANDIDATE,
+  WINDOW_MODE,
   WINDOW_OP,
   WINDOW_OP_CODE,
   WINDOW_OP_FLAG,
@@ -20,7 +23,9 @@ import {
   WINDOW_RULE,
   WINDOW_STATUS,
   WINDOW_TAIL,
+  WINDOW_VALUE,
   windowRecordLayout,
+  windowTailBytes,
   writeUint48,
 } from '../redis/wire';
 import { ScriptQueue } from './script-queue';
@@ -160,8 +165,12 @@ export class RedisWindowStore implements WindowStore {
   }
 }
 
-/** ARGV[1] of lua/sliding-window.lua: the rule. */
-function encodeRule(settings: WindowSettings): Buffer {
+/**
+ * ARGV[1] of lua/sliding-window.lua: the rule (for the benchmark and tests
+ * too). The jump guard's defaults are resolved here, as decideWindow
+ * resolves them, so that the script compares the very same doubles.
+ */
+export function encodeRule(settings: WindowSettings): Buffer {
   const rule = Buffer.alloc(WINDOW_RULE.bytes);
   const at = WINDOW_RULE.at;
   rule.writeDoubleLE(settings.minSeconds, at.minSeconds);
@@ -170,13 +179,19 @@ function encodeRule(settings: WindowSettings): Buffer {
   rule.writeDoubleLE(settings.maxAheadSeconds ?? -1, at.maxAheadSeconds);
   // EXPIRE takes whole seconds; round up so a record never expires early.
   rule.writeUInt32LE(Math.max(1, Math.ceil(settings.ttlSeconds)), at.ttlSeconds);
+  rule.writeUInt8(settings.mode === 'value' ? WINDOW_MODE.value : WINDOW_MODE.position, at.mode);
+  rule.writeDoubleLE(settings.deadband ?? 0, at.deadband);
+  rule.writeUInt8(settings.deadbandPercent === true ? 1 : 0, at.deadbandPercent);
+  rule.writeDoubleLE(settings.maxSpeedKmh ?? 0, at.maxSpeedKmh);
+  rule.writeDoubleLE(settings.relocateAfterSeconds ?? settings.minSeconds * RELOCATE_HEARTBEATS, at.relocateAfterSeconds);
+  rule.writeDoubleLE(settings.relocateAfterPings ?? DEFAULT_RELOCATE_PINGS, at.relocateAfterPings);
   return rule;
 }
 
 const OP_BYTES = WINDOW_OP.bytes;
-const { op: OP_AT, flags: FLAGS_AT, events: EVENTS_AT, t: T_AT, lat: LAT_AT, lon: LON_AT, heading: HEADING_AT, accuracy: ACCURACY_AT } = WINDOW_OP.at;
+const { op: OP_AT, flags: FLAGS_AT, events: EVENTS_AT, t: T_AT, lat: LAT_AT, lon: LON_AT, heading: HEADING_AT, accuracy: ACCURACY_AT, value: VALUE_AT } = WINDOW_OP.at;
 const { ping: PING, resetAsset: RESET_ASSET, resetAll: RESET_ALL } = WINDOW_OP_CODE;
-const { heading: HAS_HEADING, retry: RETRY } = WINDOW_OP_FLAG;
+const { heading: HAS_HEADING, retry: RETRY, noFix: NO_FIX_FLAG, poorFix: POOR_FIX_FLAG } = WINDOW_OP_FLAG;
 
 /**
  * Through a DataView on a fresh (zeroed) ArrayBuffer rather than Buffer's
@@ -196,13 +211,15 @@ function encodeOp(op: WindowOp, out: DataView, at: number): void {
   const heading = op.heading ?? NaN;
   const hasHeading = !Number.isNaN(heading);
   out.setUint8(at + OP_AT, PING);
-  out.setUint8(at + FLAGS_AT, (hasHeading ? HAS_HEADING : 0) | (op.retry === true ? RETRY : 0));
+  const fix = op.fix === NO_FIX ? NO_FIX_FLAG : op.fix === POOR_FIX ? POOR_FIX_FLAG : 0;
+  out.setUint8(at + FLAGS_AT, (hasHeading ? HAS_HEADING : 0) | (op.retry === true ? RETRY : 0) | fix);
   setUint48(out, at + EVENTS_AT, op.events ?? 0);
   out.setFloat64(at + T_AT, op.t, true);
   out.setFloat64(at + LAT_AT, op.lat, true);
   out.setFloat64(at + LON_AT, op.lon, true);
   out.setFloat64(at + HEADING_AT, hasHeading ? heading : 0, true);
   out.setFloat64(at + ACCURACY_AT, op.accuracy ?? 0, true);
+  out.setFloat64(at + VALUE_AT, op.value ?? NaN, true);
 }
 
 /**
@@ -232,7 +249,7 @@ export function encodePings(pings: readonly Ping[]): Buffer {
 
 const REPLY_BYTES = WINDOW_REPLY.bytes;
 const REPLY_AT = WINDOW_REPLY.at;
-const { dt: HAS_DT, distance: HAS_DISTANCE, turn: HAS_TURN } = WINDOW_PRESENT;
+const { dt: HAS_DT, distance: HAS_DISTANCE, turn: HAS_TURN, change: HAS_CHANGE } = WINDOW_PRESENT;
 
 /** The status at the end of the script's reply (redis/wire REPLY_STATUS). */
 export function replyStatus(reply: Buffer): number {
@@ -259,6 +276,7 @@ export function decodeOutcomes(reply: Buffer): (WindowOutcome | undefined)[] {
       dtSeconds: present & HAS_DT ? reply.readDoubleLE(at + REPLY_AT.dt) : null,
       distanceMetres: present & HAS_DISTANCE ? reply.readDoubleLE(at + REPLY_AT.distance) : null,
       headingChange: present & HAS_TURN ? reply.readDoubleLE(at + REPLY_AT.turn) : null,
+      valueChange: present & HAS_CHANGE ? reply.readDoubleLE(at + REPLY_AT.change) : null,
       accepted: reply.readUInt32LE(at + REPLY_AT.accepted),
       suppressed: reply.readUInt32LE(at + REPLY_AT.suppressed),
     };
@@ -285,8 +303,17 @@ export interface WindowRecord {
   /** NaN when the admitted ping had none. */
   heading: number;
   accuracy: number;
+  /** Value mode: the baseline's value; absent when the record has none. */
+  value?: number;
   /** Whether its bucket keeps the baseline from before that call (decodeWindowTail). */
   before: boolean;
+  /** Whether its bucket keeps a jump candidate for it (decodeWindowCandidate). */
+  candidate: boolean;
+}
+
+export interface RecordCandidate extends JumpCandidate {
+  /** The 48 bits naming the call that set it. */
+  call: number;
 }
 
 /** A record, the value of its asset's field in its bucket. */
@@ -297,7 +324,7 @@ export function decodeWindowRecord(raw: Buffer): WindowRecord {
   const at = (field: string): number => layout.at[field] as number;
   const fleet = (flags & RECORD_FLAG.fleet) !== 0;
   const heading = fleet ? raw.readUInt16LE(at('heading')) : NO_HEADING;
-  return {
+  const record: WindowRecord = {
     expires: readUint48(raw, at('expires')),
     epoch: raw.readUInt16LE(at('epoch')),
     t: flags & RECORD_FLAG.fraction ? raw.readDoubleLE(at('t')) : readUint48(raw, at('t')),
@@ -311,11 +338,41 @@ export function decodeWindowRecord(raw: Buffer): WindowRecord {
     heading: heading === NO_HEADING ? NaN : heading / HEADING_STEPS,
     accuracy: fleet ? raw.readUInt16LE(at('accuracy')) / ACCURACY_STEPS : 0,
     before: (flags & RECORD_FLAG.before) !== 0,
+    candidate: (flags & RECORD_FLAG.candidate) !== 0,
   };
+  if (flags & RECORD_FLAG.value) record.value = raw.readDoubleLE(at('value'));
+  return record;
 }
 
-/** The baseline kept from before the call a record names (the field BUCKET_FIELD.before and the asset id). */
-export function decodeWindowTail(raw: Buffer): { t: number; lat: number; lon: number } {
-  if (raw.length !== WINDOW_TAIL.bytes) throw new Error(`a window tail of ${raw.length} bytes has no known layout`);
-  return { t: raw.readDoubleLE(WINDOW_TAIL.at.t), lat: raw.readInt32LE(WINDOW_TAIL.at.lat) / DEGREE_STEPS, lon: raw.readInt32LE(WINDOW_TAIL.at.lon) / DEGREE_STEPS };
+/** The state kept from before the call a record names (the field BUCKET_FIELD.before and the asset id): its baseline, with its value and candidate when it had them. */
+export interface WindowTail {
+  t: number;
+  lat: number;
+  lon: number;
+  value?: number;
+  candidate?: RecordCandidate;
+}
+
+/** A tail field (its length says whether a value and a candidate follow the baseline). */
+export function decodeWindowTail(raw: Buffer): WindowTail {
+  const value = raw.length === windowTailBytes(true, false) || raw.length === windowTailBytes(true, true);
+  const candidate = raw.length === windowTailBytes(false, true) || raw.length === windowTailBytes(true, true);
+  if (!value && !candidate && raw.length !== WINDOW_TAIL.bytes) throw new Error(`a window tail of ${raw.length} bytes has no known layout`);
+  const tail: WindowTail = { t: raw.readDoubleLE(WINDOW_TAIL.at.t), lat: raw.readInt32LE(WINDOW_TAIL.at.lat) / DEGREE_STEPS, lon: raw.readInt32LE(WINDOW_TAIL.at.lon) / DEGREE_STEPS };
+  if (value) tail.value = raw.readDoubleLE(WINDOW_TAIL.bytes);
+  if (candidate) tail.candidate = decodeWindowCandidate(raw.subarray(WINDOW_TAIL.bytes + (value ? WINDOW_VALUE.bytes : 0)));
+  return tail;
+}
+
+/** A jump candidate (the field BUCKET_FIELD.candidate and the asset id, or the end of a tail). */
+export function decodeWindowCandidate(raw: Buffer): RecordCandidate {
+  if (raw.length !== WINDOW_CANDIDATE.bytes) throw new Error(`a jump candidate of ${raw.length} bytes has no known layout`);
+  const at = WINDOW_CANDIDATE.at;
+  return {
+    t: raw.readDoubleLE(at.t),
+    lat: raw.readInt32LE(at.lat) / DEGREE_STEPS,
+    lon: raw.readInt32LE(at.lon) / DEGREE_STEPS,
+    count: raw.readUInt16LE(at.count),
+    call: readUint48(raw, at.call),
+  };
 }

@@ -40,6 +40,7 @@ function batcherOptions<Item, Result>(options: RedisStoreOptions, send: (items: 
     ...(options.refused ? { refused: options.refused } : {}),
     ...(options.classify ? { classify: options.classify } : {}),
     ...(options.onCallbackError ? { onCallbackError: options.onCallbackError } : {}),
+    ...(options.onAnswer ? { onAnswer: options.onAnswer } : {}),
   };
 }
 

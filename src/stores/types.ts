@@ -39,6 +39,7 @@ export function withCounts(verdict: WindowVerdict, accepted: number, suppressed:
     dtSeconds: verdict.dtSeconds,
     distanceMetres: verdict.distanceMetres,
     headingChange: verdict.headingChange,
+    valueChange: verdict.valueChange,
     accepted,
     suppressed,
   };
@@ -88,6 +89,8 @@ export interface RedisStoreOptions {
   cause?: () => string | undefined;
   /** Told of a reply callback that threw (see TickBatcher): the node reports it; it is never raised. */
   onCallbackError?: (error: unknown) => void;
+  /** Told of each script call Redis answered (see TickBatcher): the requests it carried and its milliseconds, for the metrics. */
+  onAnswer?: (items: number, ms: number) => void;
   /** The error a call fails with, unsent, while the server is known to run no scripts (redis/scripting). */
   refused?: () => Error | undefined;
   /** A call's error as the pack names it (a server without scripting), or undefined to keep it as it is. */

@@ -1,8 +1,10 @@
 import { writeFileSync } from 'fs';
 import { join } from 'path';
 import { SLIDING_WINDOW_DEFAULTS } from '../core/defaults';
+import type { WindowMode } from '../core/window/sliding-window';
 import { loadCatalog, type Translate } from './catalog';
-import { DEFAULT_METRES, DEFAULT_SECONDS, MAX_VALUES, parseList, ruleOf } from './grid-spec';
+import { DEFAULT_DEADBANDS, type GridCell } from './grid';
+import { DEFAULT_METRES, DEFAULT_SECONDS, MAX_VALUES, parseList, readRuleOf, ruleOf } from './grid-spec';
 import { ROLE_OPTIONS, type ColumnChoice, type Role } from './file-columns';
 import { PingFileError, readPingFile } from './ping-file';
 import { badRowLines, readLines, toCsv, toJson, toTable, type Report } from './report';
@@ -17,13 +19,19 @@ import { whatIf, type WhatIfResult } from './what-if';
  *                   [--ttl 21600] [--heartbeat 60] [--format table|csv|json]
  *                   [--svg FILE] [--threads N]
  *                   [--asset COLUMN] [--time COLUMN] [--lat COLUMN] [--lon COLUMN] [--tz ZONE]
+ *                   [--no-fix on|off] [--valid COLUMN] [--min-satellites N] [--satellites COLUMN]
+ *                   [--max-hdop X] [--hdop COLUMN]
+ *                   [--max-speed KMH] [--relocate-after SECONDS] [--relocate-pings N]
+ *                   [--mode position|value] [--value COLUMN] [--deadbands 1,2,5,10,20] [--percent]
  *
  * Reads CSV with a header, or JSON Lines (tune/ping-file: the columns named
  * or recognised, times without a zone read in --tz, the pings put in time
  * order), says which columns it read, runs every Heartbeat × Movement pair
- * through the sliding-window node's own store (tune/grid), and prints what each would
- * have admitted. Exit status: 0 done (bad rows are reported, not fatal),
- * 1 the file could not be read, 2 a wrong option.
+ * (in value mode, Heartbeat × Deadband) through the sliding-window node's
+ * own store (tune/grid), with the node's guards as the options set them
+ * (the no-fix guard on, as a new node has it), and prints what each would
+ * have admitted, and why. Exit status: 0 done (bad rows are reported, not
+ * fatal), 1 the file could not be read, 2 a wrong option.
  */
 export interface Io {
   stdout(text: string): void;
@@ -39,8 +47,20 @@ const PROCESS_IO: Io = {
 const PROGRESS_FROM = 1_000_000;
 const FORMATS = ['table', 'csv', 'json'] as const;
 /** The roles whose column an option names (heading and accuracy are read only by the sidebar, for a node whose rules read them). */
-const COLUMN_ROLES = ['assetId', 'time', 'lat', 'lon'] as const satisfies readonly Role[];
-const OPTIONS = ['seconds', 'metres', 'ttl', 'heartbeat', 'threads', 'format', 'svg', 'tz', ...COLUMN_ROLES.map((role) => ROLE_OPTIONS[role])];
+const COLUMN_ROLES = ['assetId', 'time', 'lat', 'lon', 'value', 'valid', 'satellites', 'hdop'] as const satisfies readonly Role[];
+/** The options of the rule's guards and of value mode, each a positive number. */
+const GUARD_OPTIONS = {
+  'min-satellites': 'minSatellites',
+  'max-hdop': 'maxHdop',
+  'max-speed': 'maxSpeedKmh',
+  'relocate-after': 'relocateAfterSeconds',
+  'relocate-pings': 'relocateAfterPings',
+} as const;
+type GuardOption = keyof typeof GUARD_OPTIONS;
+const OPTIONS = ['seconds', 'metres', 'deadbands', 'ttl', 'heartbeat', 'threads', 'format', 'svg', 'tz', 'mode', 'no-fix', ...Object.keys(GUARD_OPTIONS), ...COLUMN_ROLES.map((role) => ROLE_OPTIONS[role])];
+/** Options that take no value. */
+const FLAGS = ['percent'];
+const MODES = ['position', 'value'] as const;
 type Format = (typeof FORMATS)[number];
 
 interface Options {
@@ -54,6 +74,11 @@ interface Options {
   threads: number;
   columns: ColumnChoice;
   timeZone: string;
+  mode: WindowMode;
+  deadbands: number[];
+  percent: boolean;
+  noFix: boolean;
+  guards: Partial<Record<(typeof GUARD_OPTIONS)[GuardOption], number>>;
 }
 
 class UsageError extends Error {}
@@ -70,14 +95,22 @@ export async function main(argv: readonly string[], io: Io = PROCESS_IO, progres
     return 2;
   }
   if (options === 'help') {
-    io.stdout(`${t('cli.usage', { seconds: DEFAULT_SECONDS.join(','), metres: DEFAULT_METRES.join(','), ttl: SLIDING_WINDOW_DEFAULTS.ttlSeconds, heartbeat: SLIDING_WINDOW_DEFAULTS.minSeconds, max: MAX_VALUES })}\n`);
+    io.stdout(
+      `${t('cli.usage', { seconds: DEFAULT_SECONDS.join(','), metres: DEFAULT_METRES.join(','), ttl: SLIDING_WINDOW_DEFAULTS.ttlSeconds, heartbeat: SLIDING_WINDOW_DEFAULTS.minSeconds, max: MAX_VALUES, deadbands: DEFAULT_DEADBANDS.join(',') })}\n`,
+    );
     return 0;
   }
   const { file } = options;
+  const rule = ruleOf({
+    ttlSeconds: options.ttlSeconds,
+    noFix: options.noFix,
+    ...options.guards,
+    ...(options.mode === 'value' ? { mode: 'value', deadbandPercent: options.percent } : {}),
+  });
   let read;
   try {
     const progress = { every: progressFrom, onPings: (pings: number) => io.stderr(t('cli.progress.read', { pings: pings.toLocaleString('en-US') }) + '\n') };
-    read = await readPingFile(file, progress, {}, { columns: options.columns, timeZone: options.timeZone });
+    read = await readPingFile(file, progress, { rule: readRuleOf(rule) }, { columns: options.columns, timeZone: options.timeZone });
   } catch (error) {
     if (!(error instanceof PingFileError)) throw error;
     io.stderr(`dedup-tune: ${t(`cli.errors.${error.code}`, { file, ...error.details, message: error.message })}\n`);
@@ -86,19 +119,21 @@ export async function main(argv: readonly string[], io: Io = PROCESS_IO, progres
   const { columns, ...summary } = read;
   if (options.format !== 'table') {
     // What was read goes beside CSV and JSON, on stderr: their stdout stays the data alone.
-    for (const line of readLines(summary, t)) io.stderr(`${line}\n`);
+    for (const line of readLines(summary, t, rule)) io.stderr(`${line}\n`);
     if (summary.badRows > 0) for (const line of badRowLines(summary, t)) io.stderr(`${line}\n`);
   }
-  const rule = ruleOf({ ttlSeconds: options.ttlSeconds });
-  const spec = { seconds: options.seconds, metres: options.metres };
+  const spec = { seconds: options.seconds, metres: options.metres, ...(options.mode === 'value' ? { deadbands: options.deadbands } : {}) };
   const loud = columns.size > progressFrom;
-  const cells = await runGridThreaded(columns, spec, rule, options.threads, (done, total) => {
-    if (loud) io.stderr(t('cli.progress.cell', { done, total }) + '\n');
+  const cells = await runGridThreaded(columns, spec, rule, {
+    threads: options.threads,
+    onCell: (done, total) => {
+      if (loud) io.stderr(t('cli.progress.cell', { done, total }) + '\n');
+    },
   });
   const result = whatIf(columns, { spec, rule, heartbeatSeconds: options.heartbeatSeconds }, cells);
   const report: Report = { file, read: summary, rule, result };
-  io.stdout(options.format === 'csv' ? toCsv(cells) : options.format === 'json' ? toJson(report) : toTable(report, t));
-  if (options.svg !== undefined) writeFileSync(options.svg, svgOf(result, t));
+  io.stdout(options.format === 'csv' ? toCsv(cells, options.mode) : options.format === 'json' ? toJson(report) : toTable(report, t));
+  if (options.svg !== undefined) writeFileSync(options.svg, svgOf(result, t, options.mode === 'value' ? options.percent : undefined));
   return 0;
 }
 
@@ -114,7 +149,13 @@ function parseArgs(argv: readonly string[], t: Translate): Options | 'help' {
     threads: cores(),
     columns: {},
     timeZone: DEFAULT_TIME_ZONE,
+    mode: 'position',
+    deadbands: [...DEFAULT_DEADBANDS],
+    percent: false,
+    noFix: SLIDING_WINDOW_DEFAULTS.noFix,
+    guards: {},
   };
+  let modeGiven = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
     if (arg === '-h' || arg === '--help') return 'help';
@@ -124,6 +165,10 @@ function parseArgs(argv: readonly string[], t: Translate): Options | 'help' {
     }
     const eq = arg.indexOf('=');
     const name = eq === -1 ? arg.slice(2) : arg.slice(2, eq);
+    if (FLAGS.includes(name) && eq === -1) {
+      options.percent = true;
+      continue;
+    }
     if (!OPTIONS.includes(name)) throw new UsageError(t('cli.errors.unknownOption', { option: arg }));
     let value: string;
     if (eq !== -1) value = arg.slice(eq + 1);
@@ -135,8 +180,28 @@ function parseArgs(argv: readonly string[], t: Translate): Options | 'help' {
     switch (name) {
       case 'seconds':
       case 'metres':
+      case 'deadbands':
         options[name] = list(name, value, t);
         break;
+      case 'mode':
+        if (!(MODES as readonly string[]).includes(value)) throw new UsageError(t('cli.errors.mode', { value, modes: MODES.join(', ') }));
+        options.mode = value as WindowMode;
+        modeGiven = true;
+        break;
+      case 'no-fix':
+        if (value !== 'on' && value !== 'off') throw new UsageError(t('cli.errors.onOff', { option: '--no-fix', value }));
+        options.noFix = value === 'on';
+        break;
+      case 'min-satellites':
+      case 'max-hdop':
+      case 'max-speed':
+      case 'relocate-after':
+      case 'relocate-pings': {
+        const number = positive(`--${name}`, value, t);
+        if (name === 'relocate-pings' && !Number.isInteger(number)) throw new UsageError(t('cli.errors.whole', { option: `--${name}`, value }));
+        options.guards[GUARD_OPTIONS[name]] = number;
+        break;
+      }
       case 'ttl':
         options.ttlSeconds = positive('--ttl', value, t);
         break;
@@ -167,10 +232,13 @@ function parseArgs(argv: readonly string[], t: Translate): Options | 'help' {
     }
   }
   if (files.length !== 1) throw new UsageError(t(files.length === 0 ? 'cli.errors.noFile' : 'cli.errors.manyFiles'));
+  // A value column names what value mode reads: it is value mode, unless --mode says otherwise.
+  if (options.columns.value !== undefined && !modeGiven) options.mode = 'value';
+  if (options.mode !== 'value' && options.columns.value !== undefined) throw new UsageError(t('cli.errors.valueInPosition'));
   return { file: files[0] as string, ...options };
 }
 
-function list(name: 'seconds' | 'metres', value: string, t: Translate): number[] {
+function list(name: 'seconds' | 'metres' | 'deadbands', value: string, t: Translate): number[] {
   const parsed = parseList(value);
   if (!parsed.ok) throw new UsageError(t(`cli.errors.list.${parsed.problem}`, { option: `--${name}`, value: parsed.value, max: MAX_VALUES }));
   return parsed.values;
@@ -189,28 +257,37 @@ interface ChartModule {
   stack(svgs: string[], options: object): string;
 }
 
-function svgOf(result: WhatIfResult, t: Translate): string {
+/**
+ * The chart the sidebar draws, and in position mode the jitter's histogram
+ * below it. `deadbandPercent`: value mode (and whether its deadbands are
+ * percentages); the chart's Movement axis then carries the deadbands.
+ */
+function svgOf(result: WhatIfResult, t: Translate, deadbandPercent?: boolean): string {
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- a browser script that is also a CommonJS module
   const chart = require(join(__dirname, '..', '..', 'resources', 'dedup-chart.js')) as ChartModule;
   const percent = (f: number): string => `${Math.round(f * 100)}%`;
+  const value = deadbandPercent !== undefined;
+  // The chart module draws a second axis called metres: in value mode it is given the deadbands.
+  const cells: GridCell[] = value ? result.cells.map((c) => ({ ...c, minMetres: c.deadband ?? 0 })) : result.cells;
   const whatIf = chart.whatIf(
-    { seconds: result.spec.seconds, metres: result.spec.metres, cells: result.cells, current: null, suggestedMetres: result.jitter.suggestedMetres },
+    { seconds: result.spec.seconds, metres: value ? (result.spec.deadbands ?? DEFAULT_DEADBANDS) : result.spec.metres, cells, current: null, suggestedMetres: result.jitter?.suggestedMetres ?? null },
     {
       width: 720,
       height: 380,
       texts: {
         title: t('whatIf.chartTitle'),
-        xAxis: t('whatIf.xAxis'),
+        xAxis: t(value ? (deadbandPercent ? 'cli.chart.deadbandPercentAxis' : 'cli.chart.deadbandAxis') : 'whatIf.xAxis'),
         yAxis: t('whatIf.yAxis'),
         heartbeat: (s: number) => t('whatIf.heartbeat', { seconds: s }),
         suggested: (m: number) => t('whatIf.suggestedMark', { metres: m }),
         percent,
         point: (c: { minSeconds: number; minMetres: number; admittedFraction: number; admitted: number; received: number }) =>
-          t('whatIf.pointTip', { seconds: c.minSeconds, metres: c.minMetres, percent: percent(c.admittedFraction), admitted: c.admitted, received: c.received }),
+          t(value ? 'cli.chart.pointTipValue' : 'whatIf.pointTip', { seconds: c.minSeconds, metres: c.minMetres, deadband: c.minMetres, percent: percent(c.admittedFraction), admitted: c.admitted, received: c.received }),
       },
     },
   );
   const j = result.jitter;
+  if (j === null) return `<?xml version="1.0" encoding="UTF-8"?>\n${chart.stack([whatIf], { background: '#ffffff', colour: '#222222', gap: 12 })}\n`;
   const histogram = chart.histogram(j, {
     width: 720,
     height: 220,

@@ -1,14 +1,24 @@
 /**
  * Which column of a recorded file holds what the sliding-window node reads:
- * the asset id, the time, the position and, for a node whose rules read
- * them, the heading and the accuracy. A column is a CSV header's name or a
- * JSON Lines property; the user names it (dedup-tune's --asset, --time,
- * --lat, --lon; the sidebar's picker), or it is recognised by a common name.
+ * the asset id, the time, the position (or, in value mode, the reading)
+ * and, for a node whose rules read them, the heading, the accuracy, the
+ * fix's validity, its satellites and its HDOP. A column is a CSV header's
+ * name or a JSON Lines property; the user names it (dedup-tune's --asset,
+ * --time, --lat, --lon, --value, ...; the sidebar's picker), or it is
+ * recognised by a common name.
  */
+import type { WindowMode } from '../core/window/sliding-window';
 
-export type Role = 'assetId' | 'time' | 'lat' | 'lon' | 'heading' | 'accuracy';
+export type Role = 'assetId' | 'time' | 'lat' | 'lon' | 'heading' | 'accuracy' | 'value' | 'valid' | 'satellites' | 'hdop';
 
 export const REQUIRED_ROLES = ['assetId', 'time', 'lat', 'lon'] as const satisfies readonly Role[];
+/** What a file must have in value mode: a reading instead of a position. */
+export const REQUIRED_VALUE_ROLES = ['assetId', 'time', 'value'] as const satisfies readonly Role[];
+
+/** The roles a file must have for a rule of this mode. */
+export function requiredRoles(mode: WindowMode | undefined): readonly Role[] {
+  return mode === 'value' ? REQUIRED_VALUE_ROLES : REQUIRED_ROLES;
+}
 
 /**
  * Names recognised without being given, best first: a file with both
@@ -21,6 +31,10 @@ export const RECOGNISED: Readonly<Record<Role, readonly string[]>> = {
   lon: ['lon', 'longitude', 'lng'],
   heading: ['heading'],
   accuracy: ['accuracy'],
+  value: ['value', 'reading', 'fill_pct', 'fill_level', 'level'],
+  valid: ['valid', 'fix', 'validity', 'gps_valid'],
+  satellites: ['satellites', 'sats', 'num_sats', 'satellite_count'],
+  hdop: ['hdop'],
 };
 
 /** The option (dedup-tune `--asset`) and the query parameter (the sidebar's upload) that name each role's column. */
@@ -31,6 +45,10 @@ export const ROLE_OPTIONS: Readonly<Record<Role, string>> = {
   lon: 'lon',
   heading: 'heading',
   accuracy: 'accuracy',
+  value: 'value',
+  valid: 'valid',
+  satellites: 'satellites',
+  hdop: 'hdop',
 };
 
 /** How a role is called in messages. */
@@ -41,6 +59,10 @@ export const ROLE_NAMES: Readonly<Record<Role, string>> = {
   lon: 'longitude',
   heading: 'heading',
   accuracy: 'accuracy',
+  value: 'value',
+  valid: 'validity',
+  satellites: 'satellites',
+  hdop: 'HDOP',
 };
 
 /** The columns a user named; a blank name means "recognise it". */

@@ -1,5 +1,8 @@
 import { MAX_ENTRIES, SLIDING_WINDOW_DEFAULTS } from '../core/defaults';
-import type { GridRule, GridSpec } from './grid';
+import type { PingReadRule } from '../core/window/ping';
+import type { WindowRule } from '../core/window/sliding-window';
+import type { MemoryWindowSettings } from '../stores/memory-window-store';
+import { DEFAULT_DEADBANDS, type GridRule, type GridSpec } from './grid';
 
 /**
  * The what-if's inputs as users give them: the Heartbeat and Movement lists
@@ -27,27 +30,67 @@ export function parseList(input: string | readonly unknown[]): ListResult {
   return { ok: true, values: values.sort((a, b) => a - b) };
 }
 
-/** The spec with the node's current setting added to each list, so the chart can mark it. */
-export function withCurrent(spec: GridSpec, minSeconds: number | undefined, minMetres: number | undefined): GridSpec {
+/** The spec with the node's current setting added to each list, so the chart can mark it (a value-mode node's deadband to the deadbands). */
+export function withCurrent(spec: GridSpec, minSeconds: number | undefined, minMetres: number | undefined, deadband?: number): GridSpec {
   const add = (values: readonly number[], value: number | undefined): number[] =>
     value === undefined || !(value > 0) || values.includes(value) || values.length >= MAX_VALUES ? [...values] : [...values, value].sort((a, b) => a - b);
-  return { seconds: add(spec.seconds, minSeconds), metres: add(spec.metres, minMetres) };
+  const out: GridSpec = { seconds: add(spec.seconds, minSeconds), metres: add(spec.metres, minMetres) };
+  if (spec.deadbands !== undefined || deadband !== undefined) out.deadbands = add(spec.deadbands ?? DEFAULT_DEADBANDS, deadband);
+  return out;
+}
+
+/** The rules of a node the command takes as options; each absent one as a new node has it. */
+export type RuleOptions = Pick<WindowRule, 'noFix' | 'minSatellites' | 'maxHdop' | 'maxSpeedKmh' | 'relocateAfterSeconds' | 'relocateAfterPings' | 'mode' | 'deadband' | 'deadbandPercent'> & {
+  ttlSeconds?: number;
+};
+
+/** The guards copied as they are from options or settings to a grid's rule. */
+const GUARDS = ['minSatellites', 'maxHdop', 'maxSpeedKmh', 'relocateAfterSeconds', 'relocateAfterPings'] as const;
+
+/**
+ * The parts of a node's settings the grid keeps fixed, from the command's
+ * options: what an option does not give is a new node's default (the clock
+ * guard on, at 300 s; the no-fix guard on).
+ */
+export function ruleOf(options: RuleOptions): GridRule {
+  const rule: GridRule = { ttlSeconds: options.ttlSeconds ?? SLIDING_WINDOW_DEFAULTS.ttlSeconds, maxAssets: MAX_ENTRIES, maxAheadSeconds: SLIDING_WINDOW_DEFAULTS.maxAheadSeconds };
+  return withGuards(rule, { ...options, noFix: options.noFix ?? SLIDING_WINDOW_DEFAULTS.noFix });
 }
 
 /**
- * The parts of a node's settings the grid keeps fixed. `from` says what an
- * absent clock guard means: for the command's options, a node's default
- * (300 s); in a running node's settings, that the node turned it off.
+ * The parts of a running node's settings (as its config read them) the
+ * grid keeps fixed: its own, every guard and its mode included, with an
+ * absent guard one the node turned off.
  */
-export function ruleOf(settings: Record<string, unknown>, from: 'options' | 'node' = 'options'): GridRule {
-  const number = (value: unknown): number | undefined => (typeof value === 'number' && Number.isFinite(value) ? value : undefined);
-  const rule: GridRule = {
-    ttlSeconds: number(settings.ttlSeconds) ?? SLIDING_WINDOW_DEFAULTS.ttlSeconds,
-    maxAssets: number(settings.maxAssets) ?? MAX_ENTRIES,
-  };
-  const heading = number(settings.minHeadingDegrees);
-  if (heading !== undefined) rule.minHeadingDegrees = heading;
-  const ahead = from === 'node' || 'maxAheadSeconds' in settings ? number(settings.maxAheadSeconds) : SLIDING_WINDOW_DEFAULTS.maxAheadSeconds;
-  if (ahead !== undefined) rule.maxAheadSeconds = ahead;
+export function nodeRule(settings: Readonly<MemoryWindowSettings>): GridRule {
+  const rule: GridRule = { ttlSeconds: settings.ttlSeconds, maxAssets: settings.maxAssets };
+  if (settings.minHeadingDegrees !== undefined) rule.minHeadingDegrees = settings.minHeadingDegrees;
+  if (settings.maxAheadSeconds !== undefined) rule.maxAheadSeconds = settings.maxAheadSeconds;
+  return withGuards(rule, settings);
+}
+
+/** `rule` with the fix's quality, the jump guard and the mode of `from`, each only when on. */
+function withGuards(rule: GridRule, from: Readonly<RuleOptions>): GridRule {
+  if (from.noFix === true) rule.noFix = true;
+  for (const key of GUARDS) {
+    const value = from[key];
+    if (value !== undefined && Number.isFinite(value)) rule[key] = value;
+  }
+  if (from.mode === 'value') {
+    rule.mode = 'value';
+    // The node's own deadband (the grid puts each of its own in its place) and its unit.
+    if (from.deadband !== undefined && Number.isFinite(from.deadband)) rule.deadband = from.deadband;
+    if (from.deadbandPercent === true) rule.deadbandPercent = true;
+  }
   return rule;
+}
+
+/** What of a grid's rule reading a ping applies (core/window/ping): its mode and the fix's quality. */
+export function readRuleOf(rule: GridRule): PingReadRule {
+  const read: PingReadRule = {};
+  if (rule.mode !== undefined) read.mode = rule.mode;
+  if (rule.noFix !== undefined) read.noFix = rule.noFix;
+  if (rule.minSatellites !== undefined) read.minSatellites = rule.minSatellites;
+  if (rule.maxHdop !== undefined) read.maxHdop = rule.maxHdop;
+  return read;
 }

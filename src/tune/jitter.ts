@@ -66,6 +66,7 @@ export function parkedJitter(columns: PingColumns, options: JitterOptions): Jitt
   const staySeconds = options.staySeconds ?? DEFAULT_STAY_SECONDS;
   const stayMs = staySeconds * 1000;
   const order = byAssetThenTime(columns);
+  const stay: Stay = { order, columns, stayMs, metres: stayMetres };
   const { asset, t, lat, lon } = columns;
   const parked = new Growable();
   let pairs = 0;
@@ -82,7 +83,7 @@ export function parkedJitter(columns: PingColumns, options: JitterOptions): Jitt
       const dt = (t[b] as number) - (t[a] as number);
       if (!(dt > 0 && dt <= heartbeatMs)) continue;
       pairs++;
-      if (stayedNear(order, from, to, k, stayMs, stayMetres, columns)) {
+      if (stayedNear(stay, from, to, k)) {
         parked.push(distanceMetres(lat[a] as number, lon[a] as number, lat[b] as number, lon[b] as number));
       }
     }
@@ -106,6 +107,15 @@ export function parkedJitter(columns: PingColumns, options: JitterOptions): Jitt
   return { heartbeatSeconds: options.heartbeatSeconds, stayMetres, staySeconds, pairs, parkedPairs: n, binMetres, counts, beyond, p95Metres: p95, suggestedMetres: suggested };
 }
 
+/** What makes a pair parked, the same for every pair of a run: the pings by asset and time, how long and how near. */
+interface Stay {
+  /** Ping indexes grouped by asset, each group in time order (byAssetThenTime). */
+  order: Uint32Array;
+  columns: PingColumns;
+  stayMs: number;
+  metres: number;
+}
+
 /**
  * Whether every ping of the asset (order[from .. to)) from `stayMs` before
  * pair k to `stayMs` after it lies within `metres` of the pair's first ping.
@@ -113,8 +123,9 @@ export function parkedJitter(columns: PingColumns, options: JitterOptions): Jitt
  * enough here and costs a few multiplications: a parked pair looks at a
  * couple of minutes of pings; a driving one stops at the first far ping.
  */
-function stayedNear(order: Uint32Array, from: number, to: number, k: number, stayMs: number, metres: number, columns: PingColumns): boolean {
-  const { t, lat, lon } = columns;
+function stayedNear(stay: Stay, from: number, to: number, k: number): boolean {
+  const { order, stayMs, metres } = stay;
+  const { t, lat, lon } = stay.columns;
   const a = order[k] as number;
   const lat0 = lat[a] as number;
   const lon0 = lon[a] as number;

@@ -3,6 +3,7 @@ import { decideAll, type GridCell } from './grid';
 import type { PingColumns } from '../core/window/ping-columns';
 import { PingFileError, readPingText, type FileLayout, type PingFileResult, type RuleFields } from './ping-file';
 import { whatIf, type WhatIfRequest, type WhatIfResult } from './what-if';
+import { readRuleOf } from './grid-spec';
 import { errorMessage } from '../core/parse/errors';
 
 /**
@@ -49,7 +50,9 @@ export function runJob(job: Job, post: (reply: Reply) => void): void {
     let columns: PingColumns;
     let read: ReadSummary | undefined;
     if ('text' in job.input) {
-      ({ columns, ...read } = readPingText(job.input.text, job.fields, job.input.maxPings, job.layout));
+      // An upload is read with the node's own rule (value mode, the fix's quality) unless the job names one.
+      const fields = job.fields.rule === undefined ? { ...job.fields, rule: readRuleOf(job.request.rule) } : job.fields;
+      ({ columns, ...read } = readPingText(job.input.text, fields, job.input.maxPings, job.layout));
       // The bytes are read: let them go before the grid runs (the job holds the only reference).
       job.input.text = new Uint8Array(0);
     } else {

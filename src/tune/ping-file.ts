@@ -1,9 +1,9 @@
 import { createReadStream } from 'fs';
-import { readPing, type RawPing } from '../core/window/ping';
+import { readPing, type PingReadRule, type RawPing } from '../core/window/ping';
 import { textOf } from '../core/parse/fields';
 import { PingColumns, PingColumnsBuilder } from '../core/window/ping-columns';
 import { errorMessage } from '../core/parse/errors';
-import { chooseColumns, REQUIRED_ROLES, ROLE_NAMES, ROLE_OPTIONS, type ColumnChoice, type Role } from './file-columns';
+import { chooseColumns, requiredRoles, ROLE_NAMES, ROLE_OPTIONS, type ColumnChoice, type Role } from './file-columns';
 import { toTimeOrder } from './time-order';
 import { DEFAULT_TIME_ZONE, FileTimes } from './time-zone';
 
@@ -14,7 +14,10 @@ import { DEFAULT_TIME_ZONE, FileTimes } from './time-zone';
  * user or recognised by name (tune/file-columns: `assetId,ts,lat,lon`,
  * `vehicle,timestamp,latitude,longitude` and the like; other columns
  * allowed); `heading` and `accuracy` are read only for a node whose rule
- * reads them, as the node itself does. A CSV's header names its columns; a
+ * reads them, as the node itself does, and so are the reading instead of
+ * the position (value mode), the fix's validity (the no-fix guard), its
+ * satellites and its HDOP (Min satellites, Max HDOP), each decided into
+ * the ping's fix quality as the node decides it. A CSV's header names its columns; a
  * JSON Lines file's are the properties of its first object. Times without
  * a zone are read in the zone given (tune/time-zone, UTC by default). Each
  * row is checked by core/window/ping's readPing, the very function the node reads
@@ -82,12 +85,34 @@ export class PingFileError extends Error {
   }
 }
 
-/** The rule fields to read besides the four required ones: what the node reads. */
+/** The rule fields to read besides the required ones: what the node reads. */
 export interface RuleFields {
   /** The node has a turn rule (minHeadingDegrees). */
   heading?: boolean;
   /** The node reads a fix's accuracy. */
   accuracy?: boolean;
+  /**
+   * The node's rule as reading a ping applies it (core/window/ping): value
+   * mode reads the reading instead of the position; noFix reads the
+   * validity, minSatellites the satellites, maxHdop the HDOP, where the
+   * file has them (absent: unknown, a fix). Absent: pings read as before
+   * those rules existed.
+   */
+  rule?: PingReadRule;
+}
+
+/** The optional roles a node with these fields reads. */
+function optionalRoles(fields: RuleFields): Role[] {
+  const roles: Role[] = [];
+  if (fields.heading === true) roles.push('heading');
+  if (fields.accuracy === true) roles.push('accuracy');
+  const rule = fields.rule;
+  if (rule !== undefined && rule.mode !== 'value') {
+    if (rule.noFix === true) roles.push('valid');
+    if (rule.minSatellites !== undefined) roles.push('satellites');
+    if (rule.maxHdop !== undefined) roles.push('hdop');
+  }
+  return roles;
 }
 
 /** How to read a file's columns: which the user named, and the zone of times written without one. */
@@ -120,6 +145,11 @@ export class PingLineReader {
     this.times = new FileTimes(layout.timeZone ?? DEFAULT_TIME_ZONE);
   }
 
+  /** The roles every row must have: the position's, or value mode's reading. */
+  private get required(): readonly Role[] {
+    return requiredRoles(this.fields.rule?.mode);
+  }
+
   /** Pings read so far. */
   get pings(): number {
     return this.builder.length;
@@ -142,7 +172,7 @@ export class PingLineReader {
       return;
     }
     raw.time = this.times.read(raw.time);
-    const read = readPing(raw);
+    const read = this.fields.rule === undefined ? readPing(raw) : readPing(raw, this.fields.rule);
     if (!read.ok) {
       this.bad(lineNumber, `${this.nameOf(read.field)} = ${read.value}: ${read.problem}`);
       return;
@@ -161,7 +191,7 @@ export class PingLineReader {
       this.format = start.trimStart().startsWith('{') ? 'jsonl' : 'csv';
       if (this.format === 'csv') {
         throw new PingFileError('header', `the CSV header is longer than ${MAX_LINE_BYTES} bytes (${bytes} bytes; it starts: ${start.slice(0, SHOWN)})`, {
-          missing: REQUIRED_ROLES.map((role) => ROLE_NAMES[role]).join(', '),
+          missing: this.required.map((role) => ROLE_NAMES[role]).join(', '),
           header: start.slice(0, SHOWN),
         });
       }
@@ -198,11 +228,9 @@ export class PingLineReader {
    * user named, cannot be read.
    */
   private choose(names: readonly string[], shown: string): void {
-    const roles: Role[] = [...REQUIRED_ROLES];
-    if (this.fields.heading === true) roles.push('heading');
-    if (this.fields.accuracy === true) roles.push('accuracy');
+    const roles: Role[] = [...this.required, ...optionalRoles(this.fields)];
     const given = this.layout.columns ?? {};
-    const chosen = chooseColumns(names, given, roles);
+    const chosen = chooseColumns(names, given, roles, this.required);
     if (!chosen.ok) {
       const where = this.format === 'csv' ? 'the CSV header' : 'the first JSON object';
       const header = names.join(', ').slice(0, 200) || shown;
@@ -242,7 +270,7 @@ export class PingLineReader {
       const column = found[role];
       return column === undefined ? undefined : fields[column.index];
     };
-    const missing = REQUIRED_ROLES.filter((role) => at(role) === undefined);
+    const missing = this.required.filter((role) => at(role) === undefined);
     if (missing.length > 0) return `has ${fields.length} fields; ${missing.map((role) => this.nameOf(role)).join(', ')} missing`;
     return {
       assetId: at('assetId'),
@@ -251,6 +279,10 @@ export class PingLineReader {
       lon: at('lon'),
       heading: blankAsAbsent(at('heading')),
       accuracy: blankAsAbsent(at('accuracy')),
+      value: at('value'),
+      valid: blankAsAbsent(at('valid')),
+      satellites: blankAsAbsent(at('satellites')),
+      hdop: blankAsAbsent(at('hdop')),
     };
   }
 
@@ -270,7 +302,18 @@ export class PingLineReader {
       const name = found[role]?.name;
       return name !== undefined && Object.hasOwn(row, name) ? row[name] : undefined;
     };
-    return { assetId: at('assetId'), time: at('time'), lat: at('lat'), lon: at('lon'), heading: at('heading'), accuracy: at('accuracy') };
+    return {
+      assetId: at('assetId'),
+      time: at('time'),
+      lat: at('lat'),
+      lon: at('lon'),
+      heading: at('heading'),
+      accuracy: at('accuracy'),
+      value: at('value'),
+      valid: at('valid'),
+      satellites: at('satellites'),
+      hdop: at('hdop'),
+    };
   }
 }
 

@@ -33,14 +33,16 @@ export function threadsAvailable(): boolean {
   return existsSync(WORKER);
 }
 
-/** The grid, its cells split between `threads` threads; the cells come back in the order runGrid gives them. */
-export async function runGridThreaded(
-  columns: PingColumns,
-  spec: GridSpec,
-  rule: GridRule,
-  threads: number,
-  onCell?: (done: number, total: number) => void,
-): Promise<GridCell[]> {
+export interface ThreadedOptions {
+  /** How many threads share the cells (this one among them); one where there is no compiled worker. */
+  threads: number;
+  /** Told after each cell, with how many are done of how many. */
+  onCell?: (done: number, total: number) => void;
+}
+
+/** The grid, its cells split between `options.threads` threads; the cells come back in the order runGrid gives them. */
+export async function runGridThreaded(columns: PingColumns, spec: GridSpec, rule: GridRule, options: ThreadedOptions): Promise<GridCell[]> {
+  const { threads, onCell } = options;
   const settings = cellSettings(spec, rule);
   const cells = new Array<GridCell>(settings.length);
   let done = 0;
@@ -120,7 +122,7 @@ export function cores(): number {
 
 /** The columns in SharedArrayBuffers, read by every thread without a copy each. */
 function sharedCopy(columns: PingColumns): PingColumns {
-  const share = <T extends Int32Array | Float64Array>(column: T): T => {
+  const share = <T extends Int32Array | Float64Array | Uint8Array>(column: T): T => {
     const Column = column.constructor as new (buffer: SharedArrayBuffer) => T;
     const copy = new Column(new SharedArrayBuffer(column.byteLength));
     copy.set(column);
@@ -136,6 +138,8 @@ function sharedCopy(columns: PingColumns): PingColumns {
     heading: share(columns.heading),
     accuracy: share(columns.accuracy),
     events: share(columns.events),
+    value: share(columns.value),
     arrival: share(columns.arrival),
+    fix: share(columns.fix),
   };
 }

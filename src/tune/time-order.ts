@@ -38,7 +38,11 @@ export function toTimeOrder(columns: PingColumns): PingColumns {
   columns.heading = permute(columns.heading);
   columns.accuracy = permute(columns.accuracy);
   columns.events = permute(columns.events);
+  if (columns.value.length > 0) columns.value = permute(columns.value);
   columns.arrival = permute(columns.arrival);
+  const fix = new Uint8Array(columns.size);
+  for (let k = 0; k < order.length; k++) fix[k] = columns.fix[order[k] as number] as number;
+  columns.fix = fix;
   const asset = new Int32Array(columns.size);
   for (let k = 0; k < order.length; k++) asset[k] = columns.asset[order[k] as number] as number;
   columns.asset = asset;

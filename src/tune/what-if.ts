@@ -5,7 +5,7 @@ import type { PingColumns } from '../core/window/ping-columns';
 /**
  * One what-if, as the command and the sidebar both show it: the grid of
  * admitted fractions and, beside it, the parked jitter with its suggested
- * Movement.
+ * Movement (in position mode: a reading has no parked jitter).
  */
 export interface WhatIfRequest {
   spec: GridSpec;
@@ -20,7 +20,8 @@ export interface WhatIfResult {
   received: number;
   assets: number;
   cells: GridCell[];
-  jitter: JitterResult;
+  /** null in value mode. */
+  jitter: JitterResult | null;
 }
 
 /** `cells`: the grid when the caller ran it already (the command, in threads of its own); otherwise it runs here. */
@@ -30,6 +31,6 @@ export function whatIf(columns: PingColumns, request: WhatIfRequest, cells: Grid
     received: columns.size,
     assets: columns.names.length,
     cells,
-    jitter: parkedJitter(columns, { heartbeatSeconds: request.heartbeatSeconds }),
+    jitter: request.rule.mode === 'value' ? null : parkedJitter(columns, { heartbeatSeconds: request.heartbeatSeconds }),
   };
 }

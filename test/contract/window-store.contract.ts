@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict';
 import { eventFingerprint } from '../../src/core/window/event-fingerprint';
 import { distanceMetres } from '../../src/core/window/geo';
+import { readPing, type PingReadRule, type RawPing } from '../../src/core/window/ping';
 import type { Ping } from '../../src/core/window/sliding-window';
 import { WINDOW_REASONS } from '../../src/core/window/window-reasons';
 import type { WindowOutcome, WindowSettings, WindowStore } from '../../src/stores/types';
@@ -477,6 +478,184 @@ export function windowStoreContract(subject: WindowStoreSubject): void {
         check(await decide(store, at(202, { lat: LAT + 0.03, heading: 270, events: 3 })), { reason: 'moved', headingChange: 90 }, 'moved before turned');
         check(await decide(store, at(203, { lat: LAT + 0.03, heading: 0, events: 3 })), { reason: 'turned', headingChange: 90 }, 'turned');
         check(await decide(store, at(204, { lat: LAT + 0.03, heading: 5, events: 3 })), { reason: 'window', headingChange: 5 }, 'window');
+      });
+    });
+
+    describe('fix quality, jumps and readings (issue 29)', () => {
+      /** A ping read from a message's fields with the node's rule, as the node reads it (the fix's quality decided there). */
+      const read = (raw: Partial<RawPing> & { seconds: number; assetId: string }, rule: PingReadRule): Ping => {
+        const result = readPing({ time: BASE_SECONDS + raw.seconds, lat: LAT, lon: LON, ...raw }, rule);
+        assert.ok(result.ok, JSON.stringify(result));
+        return result.ping;
+      };
+
+      it('no-fix: a fix, then 0,0, then the same fix 20 s later give first, no-fix (suppressed), window (judged against the real baseline)', async () => {
+        const rule = { noFix: true };
+        const { store } = await storeWith(rule);
+        check(await decide(store, read({ assetId: 'gps-1', seconds: 0 }, rule)), { reason: 'first', admit: true, accepted: 1, suppressed: 0 }, 'the fix');
+        check(
+          await decide(store, read({ assetId: 'gps-1', seconds: 10, lat: 0, lon: 0 }, rule)),
+          { reason: 'no-fix', admit: false, dtSeconds: 10, distanceMetres: null, accepted: 1, suppressed: 1 },
+          '0,0',
+        );
+        check(await decide(store, read({ assetId: 'gps-1', seconds: 20 }, rule)), { reason: 'window', dtSeconds: 20, distanceMetres: 0, accepted: 1, suppressed: 2 }, 'the same fix again');
+        // Without the guard, 0,0 was a position: first, moved, moved.
+        const { store: unguarded } = await storeWith();
+        const off = {};
+        const reasonsOff = [];
+        for (const p of [read({ assetId: 'gps-2', seconds: 0 }, off), read({ assetId: 'gps-2', seconds: 10, lat: 0, lon: 0 }, off), read({ assetId: 'gps-2', seconds: 20 }, off)]) reasonsOff.push((await decide(unguarded, p)).reason);
+        assert.deepEqual(reasonsOff, ['first', 'moved', 'moved']);
+      });
+
+      it('no-fix: the validity field says so (NMEA "V"); before the first fix nothing is written, as for ahead', async () => {
+        const rule = { noFix: true };
+        const { store } = await storeWith(rule);
+        check(await decide(store, read({ assetId: 'gps-v', seconds: 0, valid: 'V' }, rule)), { reason: 'no-fix', admit: false, dtSeconds: null, accepted: 0, suppressed: 0 }, 'void, no record');
+        check(await decide(store, read({ assetId: 'gps-v', seconds: 5, lat: 0, lon: 0 }, rule)), { reason: 'no-fix', accepted: 0, suppressed: 0 }, '0,0, no record');
+        check(await decide(store, read({ assetId: 'gps-v', seconds: 10, valid: 'A' }, rule)), { reason: 'first', accepted: 1, suppressed: 0 }, 'the first fix is first');
+        check(await decide(store, read({ assetId: 'gps-v', seconds: 15, valid: false }, rule)), { reason: 'no-fix', accepted: 1, suppressed: 1 }, 'valid: false');
+        check(await decide(store, read({ assetId: 'gps-v', seconds: 71, valid: 1 }, rule)), { reason: 'elapsed', dtSeconds: 61 }, 'the baseline is the first fix');
+      });
+
+      it('poor-fix: fewer satellites than minSatellites or an HDOP over maxHdop is suppressed and never the baseline; unknown passes', async () => {
+        const rule = { minSatellites: 4, maxHdop: 2 };
+        const { store } = await storeWith(rule);
+        check(await decide(store, read({ assetId: 'gps-q', seconds: 0, satellites: 3 }, rule)), { reason: 'poor-fix', accepted: 0, suppressed: 0 }, '3 satellites, no record');
+        check(await decide(store, read({ assetId: 'gps-q', seconds: 1, satellites: 7, hdop: 0.9 }, rule)), { reason: 'first' }, 'a good fix');
+        check(await decide(store, read({ assetId: 'gps-q', seconds: 62, lat: LAT + 0.01, satellites: 7, hdop: 2.5 }, rule)), { reason: 'poor-fix', admit: false, dtSeconds: 61, distanceMetres: null, suppressed: 1 }, 'HDOP 2.5');
+        check(await decide(store, read({ assetId: 'gps-q', seconds: 63, satellites: 4, hdop: 2 }, rule)), { reason: 'elapsed', dtSeconds: 62, distanceMetres: 0 }, 'at the limits, against the good fix');
+        check(await decide(store, read({ assetId: 'gps-q', seconds: 64, lat: LAT + 0.01 }, rule)), { reason: 'moved' }, 'unknown satellites and HDOP pass');
+      });
+
+      describe('the jump guard', () => {
+        const JUMP = { maxSpeedKmh: 150 };
+        const at = (id: string, seconds: number, metresNorth: number): Ping => ping(id, seconds, LAT + north(metresNorth));
+
+        it('suppresses a jump as `jump` (counted, never the baseline) and relocates after three that agree', async () => {
+          const { store } = await storeWith(JUMP);
+          const answers = [];
+          for (const p of [at('j-1', 0, 0), at('j-1', 10, 5000), at('j-1', 20, 5150), at('j-1', 30, 5300), at('j-1', 40, 5450)]) answers.push(await decide(store, p));
+          assert.deepEqual(
+            answers.map((a) => `${a.reason} ${a.accepted}/${a.suppressed}`),
+            ['first 1/0', 'jump 1/1', 'jump 1/2', 'relocated 2/2', 'moved 3/2'],
+          );
+          check(answers[1] as WindowOutcome, { reason: 'jump', admit: false, dtSeconds: 10 }, 'the jump');
+          assert.ok(Math.abs(((answers[3] as WindowOutcome).distanceMetres as number) - 5300) < 0.01, 'relocated: measured from the old baseline');
+          assert.ok(Math.abs(((answers[4] as WindowOutcome).distanceMetres as number) - 150) < 0.01, 'then from the new one');
+        });
+
+        it('the Traccar lock-out case: silent 2 h, back 50 km away: the first ping back is `relocated`, what follows is decided from there', async () => {
+          const { store } = await storeWith(JUMP);
+          const back = 2 * 3600;
+          const answers = [];
+          for (const p of [at('j-t', 0, 0), at('j-t', back, 50_000), at('j-t', back + 10, 50_020), at('j-t', back + 20, 50_100), at('j-t', back + 30, 51_100)]) answers.push((await decide(store, p)).reason);
+          assert.deepEqual(answers, ['first', 'relocated', 'window', 'moved', 'jump']);
+        });
+
+        it('relocates after a silence even at an impossible speed, and never judges a late ping by speed', async () => {
+          const { store } = await storeWith(JUMP);
+          check(await decide(store, at('j-s', 0, 0)), { reason: 'first' }, 'first');
+          check(await decide(store, at('j-s', 1200, 500_000)), { reason: 'relocated', admit: true, dtSeconds: 1200 }, '500 km after 20 min of silence');
+          check(await decide(store, at('j-s', 1000, 0)), { reason: 'late', distanceMetres: null }, 'late, far away');
+          check(await decide(store, at('j-s', 1210, 500_010)), { reason: 'window' }, 'decided from the new position');
+        });
+
+        it('counts only agreeing jumps; a ping that is no jump starts the count over; late, no-fix and poor-fix leave it', async () => {
+          const rule = { ...JUMP, noFix: true };
+          const { store } = await storeWith(rule);
+          const zero = read({ assetId: 'j-c', seconds: 25, lat: 0, lon: 0 }, rule);
+          const pings = [
+            at('j-c', 0, 0),
+            at('j-c', 10, 5000),
+            at('j-c', 20, -5000), // disagrees with the candidate: a count of its own
+            zero,
+            at('j-c', -5, 9000), // late
+            at('j-c', 30, -4900), // agrees: 2
+            at('j-c', 40, 10), // no jump: the candidate is gone
+            at('j-c', 50, -4800), // 1 again
+            at('j-c', 60, -4700), // 2
+            at('j-c', 70, -4600), // 3: relocated
+          ];
+          const answers = [];
+          for (const p of pings) answers.push((await decide(store, p)).reason);
+          assert.deepEqual(answers, ['first', 'jump', 'jump', 'no-fix', 'late', 'jump', 'window', 'jump', 'jump', 'relocated']);
+        });
+
+        it('moves the candidate to a jump dated as the candidate but elsewhere (as the rule does), so what follows counts from there', async () => {
+          const { store } = await storeWith(JUMP);
+          const pings = [
+            at('j-e', 0, 0),
+            at('j-e', 10, 5000), // a jump: the candidate
+            at('j-e', 10, 20_000), // dated the same, 15 km further: not newer, so a count of its own, and the candidate
+            at('j-e', 20, 20_100), // agrees with the second (the first is 15 km behind in 10 s): 2
+            at('j-e', 30, 20_200), // 3: relocated
+          ];
+          const answers = [];
+          for (const p of pings) answers.push((await decide(store, p)).reason);
+          assert.deepEqual(answers, ['first', 'jump', 'jump', 'jump', 'relocated']);
+        });
+
+        it('keeps the candidate through pings of one asset submitted in the same turn', async () => {
+          const { store } = await storeWith(JUMP);
+          await decide(store, at('j-b', 0, 0));
+          const burst = [at('j-b', 10, 5000), at('j-b', 11, 20), at('j-b', 20, 5000), at('j-b', 30, 5100), at('j-b', 40, 5200), at('j-b', 41, 5210)];
+          const answers = await Promise.all(burst.map((p) => decide(store, p)));
+          assert.deepEqual(reasons(answers), ['jump', 'window', 'jump', 'jump', 'relocated', 'window']);
+          assert.deepEqual(answers.map((a) => [a.accepted, a.suppressed]).at(-1), [2, 5]);
+        });
+
+        it('forgets the candidate with the asset on reset', async () => {
+          const { store } = await storeWith({ ...JUMP, relocateAfterPings: 2 });
+          await decide(store, at('j-r', 0, 0));
+          check(await decide(store, at('j-r', 10, 5000)), { reason: 'jump' }, 'a jump');
+          await resetWindow(store, 'j-r');
+          check(await decide(store, at('j-r', 20, 5100)), { reason: 'first', accepted: 1, suppressed: 0 }, 'after the reset');
+          check(await decide(store, at('j-r', 30, 10_000)), { reason: 'jump' }, 'a jump from the new baseline');
+          check(await decide(store, at('j-r', 40, 10_100)), { reason: 'relocated' }, 'its second');
+        });
+      });
+
+      describe('value mode', () => {
+        const QUARTER = 15 * 60;
+        const VALUE = { mode: 'value' as const, minSeconds: 6 * 3600, deadband: 5 };
+        const reading = (id: string, seconds: number, value: number): Ping => read({ assetId: id, seconds, lat: undefined, lon: undefined, value }, { mode: 'value' });
+
+        it('the deadband test: 40, 41, 42, 46, 46 every 15 min, deadband 5, Heartbeat 6 h: admitted, suppressed, suppressed, changed (6 from 40), suppressed', async () => {
+          const { store } = await storeWith(VALUE);
+          const answers = [];
+          for (const [i, v] of [40, 41, 42, 46, 46].entries()) answers.push(await decide(store, reading('bin-A17', i * QUARTER, v)));
+          assert.deepEqual(
+            answers.map((a) => `${a.reason} ${a.accepted}/${a.suppressed}`),
+            ['first 1/0', 'unchanged 1/1', 'unchanged 1/2', 'changed 2/2', 'unchanged 2/3'],
+          );
+          check(answers[3] as WindowOutcome, { reason: 'changed', admit: true, dtSeconds: 3 * QUARTER, distanceMetres: null, headingChange: null, valueChange: 6 }, 'changed by 6');
+        });
+
+        it('the same reading for 6 h 15 min is admitted at 0 and once more at 6 h (elapsed)', async () => {
+          const { store } = await storeWith(VALUE);
+          const admitted = [];
+          for (let i = 0; i <= 25; i++) {
+            const outcome = await decide(store, reading('bin-B04', i * QUARTER, 40));
+            if (outcome.admit) admitted.push(`${outcome.reason} at ${(i * QUARTER) / 3600} h`);
+          }
+          assert.deepEqual(admitted, ['first at 0 h', 'elapsed at 6 h']);
+        });
+
+        it('a percent deadband, an exact double, late readings and a retried reading', async () => {
+          const { store } = await storeWith({ ...VALUE, deadband: 10, deadbandPercent: true });
+          check(await decide(store, reading('bin-p', 0, 40)), { reason: 'first' }, '40');
+          check(await decide(store, reading('bin-p', 60, 43.9)), { reason: 'unchanged' }, '3.9 < 10 % of 40');
+          check(await decide(store, reading('bin-p', 120, 36)), { reason: 'changed', valueChange: -4 }, '4 down');
+          check(await decide(store, reading('bin-p', 100, 90)), { reason: 'late', valueChange: null }, 'late');
+          check(await decide(store, { ...reading('bin-p', 120, 36), retry: true }), { reason: 'replayed', accepted: 2 }, 'the retried baseline');
+          check(await decide(store, { ...reading('bin-p', 120, 36.5), retry: true }), { reason: 'late' }, 'a retry of another reading');
+          const { store: exact } = await storeWith({ ...VALUE, deadband: 0 });
+          check(await decide(exact, reading('bin-x', 0, 0.1 + 0.2)), { reason: 'first' }, '0.1 + 0.2');
+          check(await decide(exact, reading('bin-x', 60, 0.30000000000000004)), { reason: 'unchanged', valueChange: 0 }, 'the very double');
+          check(await decide(exact, reading('bin-x', 120, 0.3)), { reason: 'changed' }, '0.3 is another double');
+          check(await decide(exact, reading('bin-y', 0, 0)), { reason: 'first' }, '0');
+          check(await decide(exact, reading('bin-y', 60, 0)), { reason: 'unchanged', valueChange: 0 }, '0 to 0 is no change');
+        });
       });
     });
   });

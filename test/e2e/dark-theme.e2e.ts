@@ -153,8 +153,7 @@ describe('the dedup sidebar in the dark theme of Node-RED 5 (Chromium)', functio
     browsers.push(browser);
     const editor = new Editor(browser.context, server);
     await editor.open();
-    await editor.page.evaluate(() => (RED as unknown as { sidebar: { show(id: string): void } }).sidebar.show('dedup'));
-    await editor.page.locator('.dedup-sb').waitFor({ state: 'visible' });
+    await editor.showDedupSidebar();
     const response = await fetch(`${server.url}/inject/tick`, { method: 'POST' });
     assert.equal(response.status, 200);
     const vans = editor.page.locator('.dedup-sb-node[data-node-id="vans"]');

@@ -53,7 +53,7 @@ const SCENARIOS: Record<string, DedupScenario> = {
       { field: 'ttlSeconds', bad: ['0', '-60', '10'], good: '3600' },
       { field: 'maxAssets', bad: ['0', '2.5'], good: '5000' },
     ],
-    expected: { minSeconds: '30', minMetres: '50', ttlSeconds: '3600', maxAssets: '5000', minHeadingDegrees: '15', eventFields: 'payload.ignition', maxAheadSeconds: 300, store: 'redis', version: 2 },
+    expected: { minSeconds: '30', minMetres: '50', ttlSeconds: '3600', maxAssets: '5000', minHeadingDegrees: '15', eventFields: 'payload.ignition', maxAheadSeconds: 300, store: 'redis', version: 3 },
     screenshot: 'sliding-window-dedup-dialog',
   },
   'sensor-reconnect-dedup': {
@@ -77,7 +77,7 @@ const SCENARIOS: Record<string, DedupScenario> = {
       confirm: 'on',
       leaseSeconds: '30',
       store: 'redis',
-      version: 2,
+      version: 3,
     },
     screenshot: 'sensor-reconnect-dedup-dialog',
   },
@@ -370,7 +370,7 @@ describe('the pack in the Node-RED editor (Chromium)', function () {
       assert.equal(String(config.port), String(sharedRedis().port));
       assert.equal(config.keyPrefix, `e2e-${type}:`);
       assert.equal(config.timeoutMs, '1500');
-      assert.equal(config.version, 2);
+      assert.equal(config.version, 3);
       for (const secret of ['password', 'username', 'credentials', 'sentinelPassword']) {
         assert.ok(!(secret in config), `the saved config node has no ${secret}`);
       }
@@ -389,6 +389,114 @@ describe('the pack in the Node-RED editor (Chromium)', function () {
     });
   }
 
+  it('sliding-window-dedup: Value mode shows the value fields instead of the position ones; the Fix quality and Jump guard folds open; bad values are marked red', async function () {
+    const page = editor.page;
+    await editor.filterPalette('dedup');
+    const id = await editor.dragToWorkspace('sliding-window-dedup', 300, 160);
+    await editor.openEditDialog(id, '#node-input-minSeconds');
+    const typed = (field: string): string => `#node-input-${field} + .red-ui-typedInput-container`;
+    const POSITION = ['#node-input-minMetres', typed('latProperty'), typed('lonProperty'), '#dedup-fold-fix', '#dedup-fold-jump'];
+    const VALUE = ['#node-input-deadband', '#node-input-deadbandUnit', typed('valueProperty')];
+    const shown = async (selectors: string[], visible: boolean): Promise<void> => {
+      for (const selector of selectors) await page.locator(selector).waitFor({ state: visible ? 'visible' : 'hidden' });
+    };
+    assert.equal(await page.locator('#node-input-mode').inputValue(), 'position');
+    await shown(POSITION, true);
+    await shown(VALUE, false);
+
+    // Fix quality: folded (nothing is set away from its default), with the no-fix guard on inside.
+    await page.locator('#dedup-fold-fix i.fa-caret-right').waitFor({ state: 'visible' });
+    await page.locator('#node-input-minSatellites').waitFor({ state: 'hidden' });
+    await page.locator('#dedup-fold-fix').click();
+    await page.locator('#dedup-fold-fix i.fa-caret-down').waitFor({ state: 'visible' });
+    for (const field of ['noFix', 'validProperty', 'minSatellites', 'maxHdop', 'accuracyProperty']) await page.locator(`#node-input-${field}`).waitFor({ state: 'visible' });
+    await shown([typed('satellitesProperty'), typed('hdopProperty')], true);
+    assert.equal(await page.locator('#node-input-noFix').isChecked(), true, 'the no-fix guard is on by default');
+    await editor.setField('#node-input-minSatellites', '-1');
+    await editor.expectInvalid('#node-input-minSatellites', true);
+    assert.match(await editor.invalidReason('#node-input-minSatellites'), /Min satellites must be 0 or a number greater than 0/);
+    await editor.setField('#node-input-minSatellites', '4');
+    await editor.expectInvalid('#node-input-minSatellites', false);
+    await editor.setField('#node-input-maxHdop', 'poor');
+    await editor.expectInvalid('#node-input-maxHdop', true);
+    await editor.setField('#node-input-maxHdop', '2');
+    await editor.expectInvalid('#node-input-maxHdop', false);
+
+    // Jump guard: Max speed blank is off; Relocate after blank is ten heartbeats, and the placeholder says how long.
+    await page.locator('#node-input-maxSpeedKmh').waitFor({ state: 'hidden' });
+    await page.locator('#dedup-fold-jump').click();
+    await page.locator('#node-input-maxSpeedKmh').waitFor({ state: 'visible' });
+    assert.equal(await page.locator('#node-input-relocateAfterSeconds').getAttribute('placeholder'), '600 (Heartbeat × 10)');
+    await editor.setField('#node-input-minSeconds', '30');
+    assert.equal(await page.locator('#node-input-relocateAfterSeconds').getAttribute('placeholder'), '300 (Heartbeat × 10)');
+    assert.equal(await page.locator('#node-input-relocateAfterPings').inputValue(), '3');
+    for (const bad of ['fast', '-5']) {
+      await editor.setField('#node-input-maxSpeedKmh', bad);
+      await editor.expectInvalid('#node-input-maxSpeedKmh', true);
+    }
+    assert.match(await editor.invalidReason('#node-input-maxSpeedKmh'), /Max speed \(km\/h\) must be 0 or a number/);
+    await editor.setField('#node-input-relocateAfterSeconds', '0');
+    await editor.expectInvalid('#node-input-relocateAfterSeconds', true);
+    await editor.setField('#node-input-relocateAfterSeconds', '');
+    await editor.expectInvalid('#node-input-relocateAfterSeconds', false);
+    await editor.setField('#node-input-relocateAfterPings', '2.5');
+    await editor.expectInvalid('#node-input-relocateAfterPings', true);
+    await editor.setField('#node-input-relocateAfterPings', '3');
+    await editor.expectInvalid('#node-input-relocateAfterPings', false);
+    await editor.screenshotDialog('sliding-window-dedup-guards');
+
+    // Value mode: the position fields, the fix's quality and the jump guard hide; a field only position mode
+    // reads is not judged (the runtime does not read it), and is again once position mode is back.
+    await page.locator('#node-input-mode').selectOption('value');
+    await shown(POSITION, false);
+    await shown(VALUE, true);
+    await page.locator('#node-input-minSeconds').waitFor({ state: 'visible' });
+    await page.locator('.red-ui-tray-body h4', { hasText: 'Admit a reading when' }).waitFor({ state: 'visible' });
+    await page.locator('#dedup-fold-rules').click();
+    await page.locator('#node-input-eventFields').waitFor({ state: 'visible' });
+    await shown(['#node-input-minHeadingDegrees', typed('headingProperty')], false);
+    await editor.expectInvalid('#node-input-maxSpeedKmh', false);
+    await page.locator('#node-input-mode').selectOption('position');
+    await editor.expectInvalid('#node-input-maxSpeedKmh', true);
+    await editor.setField('#node-input-maxSpeedKmh', '150');
+    await editor.expectInvalid('#node-input-maxSpeedKmh', false);
+    await page.locator('#node-input-mode').selectOption('value');
+
+    for (const bad of ['-1', 'lots']) {
+      await editor.setField('#node-input-deadband', bad);
+      await editor.expectInvalid('#node-input-deadband', true);
+    }
+    assert.match(await editor.invalidReason('#node-input-deadband'), /Deadband must be 0 or a number greater than 0/);
+    await editor.setField('#node-input-deadband', '5');
+    await editor.expectInvalid('#node-input-deadband', false);
+    await page.locator('#node-input-deadbandUnit').selectOption('percent');
+    const value = page.locator(`${typed('valueProperty')} input.red-ui-typedInput-input`);
+    await value.fill('uplink_message..fill_pct');
+    await value.dispatchEvent('change');
+    await editor.expectInvalid(typed('valueProperty'), true);
+    await value.fill('uplink_message.decoded_payload.fill_pct');
+    await value.dispatchEvent('change');
+    await editor.expectInvalid(typed('valueProperty'), false);
+    await editor.screenshotDialog('sliding-window-dedup-value-mode');
+
+    await editor.closeDialog();
+    const node = (await page.evaluate((nodeId) => RED.nodes.node(nodeId), id)) as EditorNode;
+    assert.equal(node.valid, true, `the node is valid: ${JSON.stringify(node.validationErrors)}`);
+    assert.equal(await editor.nodeLabel(id), '30 s / ±5 %', 'the label shows the heartbeat and the deadband');
+    await editor.deploy();
+    const status = await editor.waitForStatus(id, (s) => typeof s.text === 'string' && s.text !== '', 'shown');
+    assert.notEqual(status?.fill, 'red', `the runtime takes the options: ${JSON.stringify(status)}`);
+    const flows = await server.getJson<SavedNode[]>('/flows', { 'Node-RED-API-Version': 'v1' });
+    const saved = flows.find((n) => n.id === id);
+    const expected = {
+      mode: 'value', minSeconds: '30', deadband: '5', deadbandUnit: 'percent', valueProperty: 'uplink_message.decoded_payload.fill_pct',
+      noFix: true, minSatellites: '4', maxHdop: '2', maxSpeedKmh: '150', relocateAfterSeconds: '', version: 3,
+    };
+    for (const [key, want] of Object.entries(expected)) assert.deepEqual(saved?.[key], want, `sliding-window-dedup.${key}`);
+    // A new node keeps its default as the runtime exports it (a number); a field typed over is saved as text.
+    assert.equal(String(saved?.relocateAfterPings), '3');
+  });
+
   it('dedup-confirm: drag in, choose release, see it in the label, deploy', async function () {
     const page = editor.page;
     await editor.filterPalette('dedup');
@@ -403,7 +511,7 @@ describe('the pack in the Node-RED editor (Chromium)', function () {
     const flows = await server.getJson<SavedNode[]>('/flows', { 'Node-RED-API-Version': 'v1' });
     const saved = flows.find((n) => n.id === id);
     assert.equal(saved?.action, 'release');
-    assert.equal(saved?.version, 2);
+    assert.equal(saved?.version, 3);
   });
 
   it('marks a node left with a bad value, or with the Redis store and no connection, invalid before deploy', async function () {

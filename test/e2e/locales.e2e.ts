@@ -1,8 +1,8 @@
 /**
  * The editor in German and in Japanese (Chromium with its language set, the
  * way a user's browser tells the editor; Node-RED with `lang` set, so the
- * runtime's status texts follow): each node's edit dialog with a validation
- * reason, the dedup-redis dialog, each node's help and the dedup sidebar with
+ * runtime's status texts follow): each node's edit dialog, its folds open
+ * (the sliding-window node's in both modes), with a validation reason, the dedup-redis dialog, each node's help and the dedup sidebar with
  * its lists and what-ifs open show none of the pack's English catalog text.
  *
  * The English looked for: every fragment of an en-US catalog value (the text
@@ -185,8 +185,15 @@ for (const { lang, details } of LANGUAGES) {
     it('shows each node’s edit dialog, a validation reason and the dedup-redis dialog without English', async function () {
       for (const id of ['vans', 'bins', 'settle']) {
         await editor.openEditDialog(id, '#node-input-name');
+        // Every folded section open, so that its labels, tips and placeholders are looked at too.
+        for (const fold of await editor.page.locator('.dedup-fold-heading:visible').all()) await fold.click();
         let text = await visibleText(editor.page.locator('.red-ui-tray').first());
         if (id === 'vans') {
+          // Value mode's heading, fields and tip.
+          await editor.page.locator('#node-input-mode').selectOption('value');
+          await editor.page.locator('#node-input-deadband').waitFor({ state: 'visible' });
+          text += '\n' + (await visibleText(editor.page.locator('.red-ui-tray').first()));
+          await editor.page.locator('#node-input-mode').selectOption('position');
           await editor.setField('#node-input-minSeconds', '0');
           await editor.expectInvalid('#node-input-minSeconds');
           text += '\n' + (await editor.invalidReason('#node-input-minSeconds'));
@@ -228,7 +235,7 @@ for (const { lang, details } of LANGUAGES) {
         const response = await fetch(`${server.url}/inject/${id}`, { method: 'POST' });
         assert.equal(response.status, 200, `inject ${id}`);
       }
-      await editor.page.evaluate(() => (RED as unknown as { sidebar: { show(id: string): void } }).sidebar.show('dedup'));
+      await editor.showDedupSidebar();
       const vans = editor.page.locator('.dedup-sb-node[data-node-id="vans"]');
       const bins = editor.page.locator('.dedup-sb-node[data-node-id="bins"]');
       await vans.waitFor({ state: 'visible' });

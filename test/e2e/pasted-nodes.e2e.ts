@@ -25,6 +25,8 @@ interface PastedCase {
   firstField: string;
   /** Fields of the dialog (CSS selectors) and the value each must show. */
   shown: Record<string, string>;
+  /** Checkboxes of the dialog (CSS selectors) and whether each must be ticked. */
+  ticked?: Record<string, boolean>;
   /** Saved properties expected after Done and a deploy. */
   saved: Record<string, unknown>;
   /** The node's label on the canvas, from the defaults. */
@@ -48,8 +50,26 @@ const CASES: PastedCase[] = [
       [TYPED('timeProperty')]: 'payload.ts',
       [TYPED('latProperty')]: 'payload.lat',
       [TYPED('lonProperty')]: 'payload.lon',
+      // Issue 29's options: value mode's (hidden in position mode), the fix's quality, the jump guard.
+      '#node-input-mode': 'position',
+      [TYPED('valueProperty')]: 'payload.value',
+      '#node-input-deadband': '0',
+      '#node-input-deadbandUnit': 'units',
+      '#node-input-validProperty': '',
+      '#node-input-minSatellites': '',
+      [TYPED('satellitesProperty')]: 'payload.satellites',
+      '#node-input-maxHdop': '',
+      [TYPED('hdopProperty')]: 'payload.hdop',
+      '#node-input-accuracyProperty': '',
+      '#node-input-maxSpeedKmh': '',
+      '#node-input-relocateAfterSeconds': '',
+      '#node-input-relocateAfterPings': '3',
     },
-    saved: { minSeconds: '60', minMetres: '25', maxAheadSeconds: '300', assetIdProperty: 'payload.assetId', store: 'memory', version: 2 },
+    ticked: { '#node-input-noFix': true },
+    saved: {
+      minSeconds: '60', minMetres: '25', maxAheadSeconds: '300', assetIdProperty: 'payload.assetId', store: 'memory', version: 3,
+      mode: 'position', noFix: true, deadband: '0', deadbandUnit: 'units', valueProperty: 'payload.value', minSatellites: '', maxSpeedKmh: '', relocateAfterPings: '3',
+    },
     label: '60 s / 25 m',
   },
   {
@@ -73,7 +93,7 @@ const CASES: PastedCase[] = [
     },
     saved: {
       ttlSeconds: '21600', keyMode: 'reading', deviceField: 'device_id', seqField: 'seq', tsField: 'ts',
-      measures: [{ path: 'fill_pct', name: '', min: '0', max: '100' }], confirm: 'off', store: 'memory', version: 2,
+      measures: [{ path: 'fill_pct', name: '', min: '0', max: '100' }], confirm: 'off', store: 'memory', version: 3,
     },
     label: 'seen-set 6 h',
   },
@@ -81,7 +101,7 @@ const CASES: PastedCase[] = [
     type: 'dedup-confirm',
     firstField: '#node-input-action',
     shown: { '#node-input-action': 'confirm' },
-    saved: { action: 'confirm', version: 2 },
+    saved: { action: 'confirm', version: 3 },
     label: 'confirm delivery',
   },
 ];
@@ -149,9 +169,12 @@ describe('nodes pasted without any option open with the defaults (Chromium)', fu
       for (const [selector, value] of Object.entries(c.shown)) {
         assert.equal(await page.locator(selector).first().inputValue(), value, `${c.type}: ${selector}`);
       }
+      for (const [selector, ticked] of Object.entries(c.ticked ?? {})) {
+        assert.equal(await page.locator(selector).isChecked(), ticked, `${c.type}: ${selector} ticked`);
+      }
       await editor.closeDialog();
       const after = (await page.evaluate((nodeId) => RED.nodes.node(nodeId), id)) as EditorNode;
-      assert.equal(after.version, 2, 'Done saves the config version');
+      assert.equal(after.version, 3, 'Done saves the config version');
       assert.equal(after.valid, true, `valid: ${JSON.stringify(after.validationErrors)}`);
 
       await editor.deploy();
@@ -178,7 +201,7 @@ describe('nodes pasted without any option open with the defaults (Chromium)', fu
     await page.locator('#node-config-dialog-ok').click();
     await page.locator('#node-config-input-host').waitFor({ state: 'detached' });
     const saved = (await page.evaluate(() => RED.nodes.node('bare-redis'))) as EditorNode;
-    assert.deepEqual([saved?.version, saved?.host, saved?.keyPrefix], [2, '127.0.0.1', 'dedup:']);
+    assert.deepEqual([saved?.version, saved?.host, saved?.keyPrefix], [3, '127.0.0.1', 'dedup:']);
   });
 
   it('sensor-reconnect-dedup: the device id can be a msg property (msg.topic), one choice of its field', async function () {
@@ -198,7 +221,7 @@ describe('nodes pasted without any option open with the defaults (Chromium)', fu
     await editor.deploy();
     const flows = await server.getJson<SavedNode[]>('/flows', { 'Node-RED-API-Version': 'v1' });
     const saved = flows.find((n) => n.id === 'by-topic');
-    assert.deepEqual([saved?.deviceField, saved?.deviceFieldType, saved?.version], ['topic', 'msg', 2]);
+    assert.deepEqual([saved?.deviceField, saved?.deviceFieldType, saved?.version], ['topic', 'msg', 3]);
   });
 
   it('a pasted node of an older version keeps what it says: no default replaces an option it left out', async function () {
@@ -212,5 +235,23 @@ describe('nodes pasted without any option open with the defaults (Chromium)', fu
     await editor.closeDialog();
     const node = (await page.evaluate(() => RED.nodes.node('old'))) as EditorNode;
     assert.equal(node.version, 1, 'an explicit version is kept: the runtime migrates it');
+  });
+
+  it('a pasted node of version 2 shows what its migration gives issue 29\'s options: the no-fix guard on, the other guards off', async function () {
+    const page = editor.page;
+    // Version 2 had no fix guards: its migration turns the no-fix guard on and leaves every other new option off.
+    await paste([{ id: 'v2', type: 'sliding-window-dedup', x: 200, y: 120, wires: [], version: 2, minSeconds: '30', minMetres: '10', maxAheadSeconds: '300' }]);
+    await editor.openEditDialog('v2', '#node-input-minSeconds');
+    assert.equal(await page.locator('#node-input-mode').inputValue(), 'position');
+    // The guard on is the default: the Fix quality fold stays folded until opened, and shows it ticked.
+    await page.locator('#node-input-noFix').waitFor({ state: 'hidden' });
+    await page.locator('#dedup-fold-fix').click();
+    await page.locator('#node-input-noFix').waitFor({ state: 'visible' });
+    assert.equal(await page.locator('#node-input-noFix').isChecked(), true);
+    assert.equal(await page.locator('#node-input-minSatellites').inputValue(), '');
+    assert.equal(await page.locator('#node-input-relocateAfterPings').inputValue(), '3');
+    await editor.closeDialog();
+    const node = (await page.evaluate(() => RED.nodes.node('v2'))) as EditorNode;
+    assert.deepEqual([node.version, node.noFix, node.mode, node.maxSpeedKmh], [2, true, 'position', ''], 'Done keeps what the migration would have given');
   });
 });

@@ -90,8 +90,7 @@ describe('the dedup sidebar in the Node-RED editor (Chromium)', function () {
 
   beforeEach(async function () {
     await editor.open();
-    await editor.page.evaluate(() => (RED as unknown as { sidebar: { show(id: string): void } }).sidebar.show('dedup'));
-    await editor.page.locator('.dedup-sb').waitFor({ state: 'visible' });
+    await editor.showDedupSidebar();
   });
 
   afterEach(async function () {
@@ -268,9 +267,14 @@ describe('the dedup sidebar in the Node-RED editor (Chromium)', function () {
     rows.splice(5, 0, 'truck-3,yesterday,52.5,13.4,0');
     rows.splice(9, 0, 'truck-4,1784000000,95,13.4,0');
     await vans.locator('.dedup-sb-file').setInputFiles({ name: 'trucks.csv', mimeType: 'text/csv', buffer: Buffer.from(rows.join('\n')) });
-    // The picker: each column as the node reads it (payload.assetId: assetId, ...).
+    // The picker: each column as the node reads it (payload.assetId: assetId, ...); the validity too, as the
+    // no-fix guard is on by default: the file has no such column, so it is left to be found by its name.
     await vans.locator('.dedup-sb-run-file').waitFor({ state: 'visible' });
-    assert.deepEqual(await vans.locator('.dedup-sb-column').evaluateAll((els) => els.map((el) => (el as unknown as { value: string }).value)), ['assetId', 'ts', 'lat', 'lon']);
+    const picked = await vans.locator('.dedup-sb-column').evaluateAll((els) => els.map((el) => {
+      const select = el as unknown as { value: string; getAttribute(name: string): string | null };
+      return `${select.getAttribute('data-param') ?? ''}: ${select.value}`;
+    }));
+    assert.deepEqual(picked, ['asset: assetId', 'time: ts', 'lat: lat', 'lon: lon', 'valid: ']);
     await vans.locator('.dedup-sb-run-file').click();
     const chart = vans.locator('.dedup-sb-chart svg.dedup-chart-what-if');
     await chart.waitFor({ state: 'visible', timeout: 20_000 });
@@ -372,7 +376,7 @@ describe('the dedup sidebar in the Node-RED editor (Chromium)', function () {
     await editor.context.route(/\/dedup-sidebar\/nodes(\?|$)/, hold);
     try {
       await editor.open();
-      await editor.page.evaluate(() => (RED as unknown as { sidebar: { show(id: string): void } }).sidebar.show('dedup'));
+      await editor.showDedupSidebar();
       const vans = entry('vans');
       await vans.waitFor({ state: 'visible', timeout: 15_000 });
       await vans.locator('.dedup-sb-toggle').click();

@@ -44,7 +44,7 @@ export const ALLOWED_TYPES = new Set([
   'sliding-window-dedup', 'sensor-reconnect-dedup', 'dedup-confirm', 'dedup-redis',
 ]);
 
-export const EXAMPLES = ['confirmed-delivery', 'drop-repeats', 'fleet-with-events', 'lorawan-uplinks', 'sensor-reconnect-fleet', 'sliding-window-fleet'] as const;
+export const EXAMPLES = ['bin-fill-levels', 'confirmed-delivery', 'drop-repeats', 'fleet-with-events', 'lorawan-uplinks', 'sensor-reconnect-fleet', 'sliding-window-fleet'] as const;
 export type ExampleName = (typeof EXAMPLES)[number];
 
 export function exampleFlow(name: ExampleName): FlowNode[] {

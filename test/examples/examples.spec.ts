@@ -5,8 +5,8 @@
  * memory store and no Redis, says in a comment node what to look for, and
  * deploys as it is, its timers putting results in front of the user within
  * seconds, with nothing logged as an error or warning. The two examples of
- * the first release also do what their comments say; the three newer ones
- * have a spec file each.
+ * the first release also do what their comments say; each newer one has a
+ * spec file of its own (bin-fill-levels.spec.ts, ...).
  */
 import assert from 'node:assert/strict';
 import { CONFIG_VERSION } from '../../src/node-red/migrations';

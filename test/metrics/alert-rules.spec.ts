@@ -14,8 +14,8 @@ import { tmpdir } from 'os';
 import { join } from 'path';
 import { promisify } from 'util';
 import { METRICS } from '../../src/metrics/exporter';
-import { CONFIRM_OUTCOMES } from '../../src/metrics/confirm-counters';
-import { FAILURE_CAUSES, SENSOR_SLOTS, WINDOW_SLOTS } from '../../src/metrics/node-counters';
+import { CONFIRM_OUTCOMES, SENSOR_SLOTS, WINDOW_SLOTS } from '../../src/telemetry/decision-slots';
+import { FAILURE_CAUSES } from '../../src/telemetry/failure-causes';
 import { freePort, HOST } from '../support/redis-server';
 import { collect, coreNodes, helper, node, packNodes, until, type FlowNode } from '../support/node-red-helper';
 
@@ -27,7 +27,7 @@ const RULES = join(ROOT, 'docs', 'prometheus', 'dedup-alerts.yml');
 const RULE_TESTS = join(ROOT, 'docs', 'prometheus', 'dedup-alerts.test.yml');
 export const PROMTOOL = '/usr/bin/promtool';
 
-// eslint-disable-next-line @typescript-eslint/no-require-imports -- the compiled plugin, as Node-RED loads it (it serves dedup/metrics)
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- the compiled plugin, as Node-RED loads it
 const plugin = require(join(ROOT, 'nodes', 'dedup-sidebar.js')) as (red: object) => void;
 const admin = (): { get(path: string): PromiseLike<{ status: number; text: string }> } =>
   (helper as unknown as { request(): { get(path: string): PromiseLike<{ status: number; text: string }> } }).request();
@@ -59,8 +59,6 @@ function rules(): Rule[] {
 
 /** The labels the scrape job adds to every series. */
 const SCRAPE_LABELS = ['job', 'instance'];
-/** A reason the rules name before the pack exports it: another issue adds `no-fix` (a ping without a GPS fix). */
-const FUTURE_REASONS = ['no-fix'];
 
 /** Every series name the exporter serves, with its label names. */
 function exported(): Map<string, readonly string[]> {
@@ -147,11 +145,11 @@ describe('alert rules: docs/prometheus/dedup-alerts.yml', function () {
     assert.match(output, /SUCCESS/);
   });
 
-  it('alert on the store, a node deciding none, a jump in late / ahead / no-fix, and a store at its cap', function () {
+  it('alert on the store, a node deciding none, a jump in late / ahead / no-fix / poor-fix / jump, and a store at its cap', function () {
     const alerts = rules().filter((r) => r.alert !== undefined);
     assert.deepEqual(alerts.map((r) => r.alert).sort(), ['DedupDecidingNone', 'DedupRedisDisconnected', 'DedupStoreAtCap', 'DedupStoreFailing', 'DedupSuppressedShareJump']);
     const jump = alerts.find((r) => r.alert === 'DedupSuppressedShareJump') as Rule;
-    assert.match(jump.expr, /reason=~"late\|ahead\|no-fix"/);
+    assert.match(jump.expr, /reason=~"late\|ahead\|no-fix\|poor-fix\|jump"/);
     for (const alert of alerts) {
       assert.ok(['warning', 'critical'].includes(alert.labels?.severity ?? ''), `${alert.alert} has a severity`);
       assert.ok((alert.annotations?.summary ?? '') !== '' && (alert.annotations?.description ?? '') !== '', `${alert.alert} says what and why`);
@@ -164,7 +162,7 @@ describe('alert rules: docs/prometheus/dedup-alerts.yml', function () {
     const series = exported();
     const recorded = new Set(rules().flatMap((r) => (r.record === undefined ? [] : [r.record])));
     const allLabels = new Set([...SCRAPE_LABELS, ...[...series.values()].flat()]);
-    const reasons = [...LABEL_VALUES.reason as string[], ...FUTURE_REASONS];
+    const reasons = LABEL_VALUES.reason as string[];
     const checkValue = (label: string, value: string, where: string): void => {
       const known = label === 'reason' ? reasons : LABEL_VALUES[label];
       if (known === undefined) return;

@@ -8,19 +8,26 @@ import assert from 'node:assert/strict';
 import { join } from 'path';
 import { prepareReadings, settleReadings } from '../../src/core/sensor/burst';
 import { CLAIM, LEASE_EXPIRED } from '../../src/core/sensor/seen-codes';
-import { failureCause, SENSOR_DUPLICATE, SENSOR_IN_FLIGHT, SENSOR_NEW, SENSOR_REPLAYED } from '../../src/metrics/node-counters';
-import { nodeCounters, trackNode } from '../../src/node-red/insight';
-import { TimeoutError } from '../../src/redis/tick-batcher';
+import { SENSOR_DUPLICATE, SENSOR_IN_FLIGHT, SENSOR_NEW, SENSOR_REPLAYED } from '../../src/telemetry/decision-slots';
+import { failureCause } from '../../src/telemetry/failure-causes';
+import { forgetTelemetry, sensorTelemetry, type telemetryOf } from '../../src/telemetry/records';
+import { ReplyError } from 'ioredis';
+import { ScriptingUnavailableError, storeCallError, StoreUnreachableError, TimeoutError } from '../../src/redis/store-errors';
 import { MemorySeenStore } from '../../src/stores/memory-seen-store';
 import { collect, coreNodes, helper, node, packNodes, until, type FlowNode } from '../support/node-red-helper';
+
+/** An error Redis answered with, as ioredis' parser makes it (redis-errors' ReplyError, which ioredis exports untyped). */
+const RedisAnswer = ReplyError as new (message: string) => Error;
 
 const ROOT = join(__dirname, '..', '..');
 // eslint-disable-next-line @typescript-eslint/no-require-imports -- the compiled plugin, as Node-RED loads it
 const plugin = require(join(ROOT, 'nodes', 'dedup-sidebar.js')) as (red: object) => void;
 // eslint-disable-next-line @typescript-eslint/no-require-imports -- the compiled exporter the plugin uses (one module instance with it)
 const exporter = require(join(ROOT, 'nodes', 'metrics', 'exporter.js')) as { unshareMetrics(registry: object): void };
-// eslint-disable-next-line @typescript-eslint/no-require-imports -- the compiled insight module, the one the nodes report to
-const insight = require(join(ROOT, 'nodes', 'node-red', 'insight.js')) as { nodeCounters: typeof nodeCounters; setMetricsCounting(on: boolean): void };
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- the compiled telemetry records, the ones the nodes write to
+const records = require(join(ROOT, 'nodes', 'telemetry', 'records.js')) as { telemetryOf: typeof telemetryOf };
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- the compiled module the nodes' telemetry counts by
+const slots = require(join(ROOT, 'nodes', 'telemetry', 'decision-slots.js')) as { countReasons(on: boolean): void };
 // eslint-disable-next-line @typescript-eslint/no-require-imports -- the copy of prom-client the pack resolves, as an exporter of the same userDir would
 const promClient = require('prom-client') as { register: { metrics(): Promise<string>; getSingleMetric(name: string): unknown } };
 
@@ -61,7 +68,7 @@ describe('metrics in one runtime', function () {
   afterEach(async function () {
     await helper.unload();
     helper.settings({});
-    insight.setMetricsCounting(true);
+    slots.countReasons(true);
   });
 
   async function loadAndSend(): Promise<string> {
@@ -90,6 +97,42 @@ describe('metrics in one runtime', function () {
     assert.equal(valueOf(shared, 'dedup_messages_total', { node_id: sw, reason: 'first' }), 2);
   });
 
+  it('counts issue 29\'s reasons by their names in the reason label: the fix\'s quality, jumps, value mode', async function () {
+    run++;
+    const [pos, bins] = [`met-pos-${run}`, `met-bins-${run}`];
+    await helper.load(
+      [plugin, ...packNodes(['dedup-redis', 'sliding-window-dedup']), ...coreNodes()],
+      [
+        { id: 'tab', type: 'tab', label: 'metrics tab' },
+        { id: pos, type: 'sliding-window-dedup', z: 'tab', name: 'trucks', minSatellites: '4', maxSpeedKmh: '150', wires: [['met-out'], ['met-out']] },
+        { id: bins, type: 'sliding-window-dedup', z: 'tab', name: 'bins', mode: 'value', valueProperty: 'payload.fill_pct', deadband: '5', wires: [['met-out'], ['met-out']] },
+        { id: 'met-out', type: 'helper', z: 'tab' },
+      ],
+    );
+    const out = collect('met-out');
+    const t0 = Date.now() - 3_600_000;
+    const north = (km: number): number => 50 + km / 111.195;
+    const pings = [
+      { ts: t0, lat: 50, lon: 8 },
+      { ts: t0 + 5_000, lat: 0, lon: 0 },
+      { ts: t0 + 6_000, lat: 50, lon: 8, satellites: 2 },
+      { ts: t0 + 10_000, lat: north(5), lon: 8 },
+      { ts: t0 + 20_000, lat: north(5.1), lon: 8 },
+      { ts: t0 + 30_000, lat: north(5.2), lon: 8 },
+    ];
+    for (const p of pings) node(pos).receive({ payload: { assetId: 'truck', ...p } });
+    for (const [i, fill] of [40, 41, 47].entries()) node(bins).receive({ payload: { assetId: 'bin', ts: t0 + i * 1000, fill_pct: fill } });
+    await until(() => out.length === pings.length + 3, 'every decision');
+    const text = (await admin().get('/dedup/metrics')).text;
+    const count = (nodeId: string, decision: string, reason: string): number | undefined => valueOf(text, 'dedup_messages_total', { node_id: nodeId, decision, reason });
+    assert.deepEqual(
+      [count(pos, 'suppressed', 'no-fix'), count(pos, 'suppressed', 'poor-fix'), count(pos, 'suppressed', 'jump'), count(pos, 'admitted', 'relocated')],
+      [1, 1, 2, 1],
+    );
+    assert.deepEqual([count(bins, 'admitted', 'first'), count(bins, 'suppressed', 'unchanged'), count(bins, 'admitted', 'changed')], [1, 1, 1]);
+    assert.equal(count(bins, 'suppressed', 'no-fix'), 0, 'every reason exported from the start, at 0 until it happens');
+  });
+
   it('keeps them out of the default registry with dedupMetricsRegistry: false', async function () {
     exporter.unshareMetrics(promClient.register);
     helper.settings({ dedupMetricsRegistry: false });
@@ -102,39 +145,46 @@ describe('metrics in one runtime', function () {
     helper.settings({ dedupMetrics: false });
     const sw = await loadAndSend();
     assert.equal((await admin().get('/dedup/metrics')).status, 404);
-    const counters = insight.nodeCounters().find((c) => c.subject.id === sw)?.counters;
-    assert.ok(counters);
+    const counters = records.telemetryOf(sw);
+    assert.ok(counters !== undefined && 'decisions' in counters);
     assert.equal(counters.decisions.reduce((a, b) => a + b, 0), 0);
   });
 
-  it('classes store failures by cause, whatever their words', function () {
+  it('classes store failures by cause, by their type whatever their words', function () {
     assert.equal(failureCause(new TimeoutError(500, 'connect ECONNREFUSED 127.0.0.1:1')), 'timeout');
-    assert.equal(failureCause(new Error('Redis is unreachable: connect ECONNREFUSED 127.0.0.1:1')), 'unreachable');
-    assert.equal(failureCause(new Error('Connection is closed.')), 'unreachable');
-    const reply = new Error('ERR Error running script (call to f_abc): @user_script:1: bad');
-    reply.name = 'ReplyError';
-    assert.equal(failureCause(reply), 'script');
-    assert.equal(failureCause(new Error('OOM command not allowed when used memory > maxmemory')), 'script');
+    assert.equal(failureCause(new StoreUnreachableError('connect ECONNREFUSED 127.0.0.1:1', { cause: new Error('Connection is closed.') })), 'unreachable');
+    assert.equal(failureCause(storeCallError(new Error('Connection is closed.'), 'connect ECONNREFUSED 127.0.0.1:1')), 'unreachable');
+    const reply = new RedisAnswer('ERR Error running script (call to f_abc): @user_script:1: bad');
+    assert.equal(failureCause(storeCallError(reply, undefined)), 'script');
+    assert.equal(failureCause(storeCallError(new RedisAnswer('OOM command not allowed when used memory > maxmemory'), undefined)), 'script');
+    assert.equal(failureCause(new ScriptingUnavailableError('ERR unknown command', 'no scripting')), 'script');
+    assert.equal(failureCause(new Error('Redis is unreachable: words alone do not make it so')), 'other');
     assert.equal(failureCause('something odd'), 'other');
   });
 
   it('counts a sensor burst reading by reading: new, replayed, duplicate, in-flight, lease expired', function () {
-    const sensor = trackNode({ id: 'met-sensor', type: 'sensor-reconnect-dedup', name: '', info: () => ({ kind: 'memory' }), settings: () => ({ ttlSeconds: 60 }), sampleSize: 0 });
+    const sensor = sensorTelemetry({
+      id: 'met-sensor',
+      type: 'sensor-reconnect-dedup',
+      name: '',
+      store: 'memory',
+      settings: { ttlSeconds: 60, maxKeys: 100, confirm: true, leaseSeconds: 60, keyMode: 'reading', outputMode: 'burst' },
+    });
     const keyOf = (raw: unknown): { ok: true; key: string; group: string } => ({ ok: true, key: String(raw), group: 'd' });
     // a, b, c, d claimed; a repeated inside the burst.
     const prepared = prepareReadings(['a', 'b', 'c', 'd', 'a'], true, keyOf);
     const settled = settleReadings(prepared, [CLAIM.admitted, CLAIM.replayed, CLAIM.inFlight, CLAIM.admitted | LEASE_EXPIRED], undefined, true);
-    sensor.sensorDecided(prepared, settled);
-    sensor.rejected(2);
-    const counters = nodeCounters().find((c) => c.subject.id === 'met-sensor')?.counters;
-    assert.ok(counters);
+    sensor.decided(prepared, settled);
+    sensor.rejectedOne();
+    sensor.rejectedOne();
+    const counters = sensor;
     assert.equal(counters.decisions[SENSOR_NEW], 2, 'a and d');
     assert.equal(counters.decisions[SENSOR_REPLAYED], 1, 'b');
     assert.equal(counters.decisions[SENSOR_IN_FLIGHT], 2, 'c, and the repeat of a (pending with it)');
     assert.equal(counters.decisions[SENSOR_DUPLICATE], 0);
     assert.equal(counters.leaseExpired, 1);
     assert.equal(counters.rejected, 2);
-    sensor.close(true);
+    forgetTelemetry('met-sensor');
   });
 
   it('counts the keys pending a confirm whose lease still runs', function () {

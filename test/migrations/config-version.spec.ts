@@ -191,6 +191,16 @@ describe('config migrations', function () {
       assert.equal(of({ version: 1, maxAheadSeconds: '60' }), '60');
     });
 
+    it('sliding-window v2 -> v3: the no-fix guard turned on (0,0 was taken as a position), every other new option off', function () {
+      const v2 = upgrade('sliding-window-dedup', { version: 2, minSeconds: '60', minMetres: '25', maxAheadSeconds: '300' });
+      assert.equal(v2.applied.length, 1);
+      assert.deepEqual(v2.config, { version: 3, minSeconds: '60', minMetres: '25', maxAheadSeconds: '300', mode: 'position', noFix: true, minSatellites: '', maxHdop: '', maxSpeedKmh: '' });
+      const v1 = upgrade('sliding-window-dedup', { version: 1 }).config as Record<string, unknown>;
+      assert.deepEqual([v1.maxAheadSeconds, v1.noFix, v1.mode], ['', true, 'position'], 'a version-1 flow takes both steps');
+      // What a saved option says is kept.
+      assert.equal((upgrade('sliding-window-dedup', { version: 2, noFix: false }).config as Record<string, unknown>).noFix, false);
+    });
+
     it('tells the node when a config is newer than this release reads', function () {
       const heard: Array<[number, number]> = [];
       const config = upgradeConfig('sliding-window-dedup', { version: CONFIG_VERSION + 1, minSeconds: '5' }, (v, s) => heard.push([v, s]));
@@ -228,7 +238,7 @@ describe('config migrations', function () {
       await helper.unload();
     });
 
-    function flow(version: unknown): FlowNode[] {
+    function flow(version: unknown, more: Record<string, unknown> = {}): FlowNode[] {
       return [
         { id: 'tab', type: 'tab' },
         {
@@ -240,9 +250,11 @@ describe('config migrations', function () {
           minMetres: '25',
           ttlSeconds: '3600',
           version,
-          wires: [['admitted'], []],
+          ...more,
+          wires: [['admitted'], ['suppressed']],
         },
         { id: 'admitted', type: 'helper', z: 'tab' },
+        { id: 'suppressed', type: 'helper', z: 'tab' },
       ];
     }
 
@@ -265,6 +277,25 @@ describe('config migrations', function () {
         const result = await firstDecision(version);
         assert.equal(result.reason, 'first');
         assert.deepEqual(result.warnings, []);
+        await helper.unload();
+      }
+    });
+
+    it('suppresses a ping at 0,0 as no-fix in a flow saved at version 2, as in a new node, and not when the flow turned the guard off', async function () {
+      for (const [version, more, expected] of [
+        [2, {}, 'no-fix'],
+        [undefined, {}, 'no-fix'],
+        [CONFIG_VERSION, { noFix: false }, 'moved'],
+      ] as const) {
+        await helper.load([...packNodes(['dedup-redis', 'sliding-window-dedup']), ...coreNodes()], flow(version, more));
+        const decided: Array<{ dedup?: Record<string, unknown> }> = [];
+        node('admitted').on('input', (msg) => decided.push(msg));
+        node('suppressed').on('input', (msg) => decided.push(msg));
+        node('dedup').receive({ payload: { assetId: 'veh-1', ts: 1_780_000_000, lat: 52.52, lon: 13.4 } });
+        await until(() => decided.length === 1, 'the first decision');
+        node('dedup').receive({ payload: { assetId: 'veh-1', ts: 1_780_000_010, lat: 0, lon: 0 } });
+        await until(() => decided.length === 2, 'the second decision');
+        assert.equal(decided[1]?.dedup?.reason, expected, `version ${String(version)} ${JSON.stringify(more)}`);
         await helper.unload();
       }
     });

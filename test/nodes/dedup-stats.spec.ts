@@ -13,10 +13,10 @@ import type { NodeStats } from '../../src/insight/stats-report';
 import { metricSamples } from '../support/metric-samples';
 
 const ROOT = join(__dirname, '..', '..');
-// eslint-disable-next-line @typescript-eslint/no-require-imports -- the compiled plugin, as Node-RED loads it (it serves dedup/metrics)
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- the compiled plugin, as Node-RED loads it
 const plugin = require(join(ROOT, 'nodes', 'dedup-sidebar.js')) as (red: object) => void;
-// eslint-disable-next-line @typescript-eslint/no-require-imports -- the compiled insight module the nodes report to
-const insight = require(join(ROOT, 'nodes', 'node-red', 'insight.js')) as { setMetricsCounting(on: boolean): void };
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- the compiled module the nodes' telemetry counts by
+const slots = require(join(ROOT, 'nodes', 'telemetry', 'decision-slots.js')) as { countReasons(on: boolean): void };
 const admin = (): { get(path: string): PromiseLike<{ status: number; text: string }> } =>
   (helper as unknown as { request(): { get(path: string): PromiseLike<{ status: number; text: string }> } }).request();
 
@@ -105,7 +105,7 @@ describe('dedup-stats node', function () {
   afterEach(async function () {
     await helper.unload();
     helper.settings({});
-    insight.setMetricsCounting(true);
+    slots.countReasons(true);
   });
 
   it('sends every dedup node\'s counts, equal to dedup/metrics, and keeps the rest of the message', async function () {
@@ -130,8 +130,8 @@ describe('dedup-stats node', function () {
     assert.deepEqual({ name: vans.name, type: vans.type, flow: vans.flow, store: vans.store, running: vans.running }, { name: 'vans', type: 'sliding-window-dedup', flow: 'stats tab', store: 'memory', running: true });
     assert.deepEqual(vans.totals, { admitted: 3, suppressed: 3, rejected: 1 });
     assert.deepEqual(vans.reasons, {
-      admitted: { 'store-unavailable': 0, first: 2, replayed: 0, elapsed: 1, event: 0, moved: 0, turned: 0 },
-      suppressed: { ahead: 0, late: 1, window: 2 },
+      admitted: { 'store-unavailable': 0, first: 2, replayed: 0, elapsed: 1, event: 0, moved: 0, turned: 0, relocated: 0, changed: 0 },
+      suppressed: { ahead: 0, late: 1, window: 2, 'no-fix': 0, 'poor-fix': 0, jump: 0, unchanged: 0 },
     });
     assert.equal(vans.shareSuppressed, 0.5);
     assert.deepEqual(bins.totals, { admitted: 3, suppressed: 2, rejected: 0 });

@@ -91,7 +91,7 @@ for (const store of ['memory', 'redis'] as StoreKind[]) {
         // The readings carry no device id: the message's topic is every reading's.
         const burst = [{ seq: 41, ts: '2026-07-16T09:00:00Z', fill_pct: 62.5 }, { seq: 42, ts: '2026-07-16T09:00:00Z', fill_pct: 71 }];
         const first = await deliver(h, burst, { extra: { topic: 'bin-A17' } });
-        // The keys are the reference design's, device id included: DESIGN.md's first two vectors.
+        // The keys are the reference design's, device id included: bin-A17's readings 41 and 42 (62.5 and 71 at 09:00:00Z).
         assert.deepEqual(first.admitted[0]?.dedup?.keys, ['bin-A17:41:76c73ee2946cc70e', 'bin-A17:42:ed9b14ef6ee4c460']);
         const replay = await deliver(h, burst.map((r) => ({ ...r })), { extra: { topic: 'bin-A17' } });
         assert.equal(replay.admitted.length, 0);

@@ -38,7 +38,11 @@ function bin(seq: unknown, fill: unknown, second = 0, device: unknown = 'bin-A17
   return { device_id: device, seq, ts: at(second), fill_pct: fill };
 }
 
-/** The three vectors of DESIGN.md, as readings and keys. */
+/**
+ * The three reference key vectors, as readings and keys: the keys the
+ * reference design's idempotency_key gives these readings, which a Python
+ * worker sharing the seen-set must match byte for byte.
+ */
 const VECTORS: [RawReading, string][] = [
   [bin(41, 62.5), 'bin-A17:41:76c73ee2946cc70e'],
   [bin(42, 71), 'bin-A17:42:ed9b14ef6ee4c460'],
@@ -126,7 +130,7 @@ function storeSuite(store: StoreKind): void {
       });
     });
 
-    it('gives the DESIGN.md key vectors, in input order, and the reference burst counts', async function () {
+    it('gives the reference key vectors, in input order, and the reference burst counts', async function () {
       const h = await load(store);
       const [a41, a42, b8] = VECTORS.map(([r]) => r) as [RawReading, RawReading, RawReading];
       const outcome = await deliver(h, [a41, { ...a41 }, a42, b8]);

@@ -11,7 +11,7 @@
 import assert from 'node:assert/strict';
 import { epochKey, SEEN_SEGMENT, seenBucketKey, seenGroupEpochKey, WINDOW_SEGMENT, windowBucketKey } from '../../src/redis/key-names';
 import { BUCKET_FIELD } from '../../src/redis/wire';
-import { decodeOutcomes, decodeWindowRecord, decodeWindowTail, type WindowRecord } from '../../src/stores/redis-window-store';
+import { decodeOutcomes, decodeWindowCandidate, decodeWindowRecord, decodeWindowTail, type RecordCandidate, type WindowRecord } from '../../src/stores/redis-window-store';
 import { claimNames, settleNames } from '../contract/seen-store.contract';
 import { BASE_SECONDS, LAT, LON } from '../contract/window-store.contract';
 import { useRedis } from '../support/global-hooks';
@@ -169,6 +169,129 @@ describe('redis scripts: a resent call is recognised by its token', () => {
     });
   });
 
+  describe('sliding window, with the parts of issue 29 (a value, a jump candidate)', () => {
+    const epoch = epochKey(PREFIX, WINDOW_SEGMENT, undefined);
+    const bucket = windowBucketKey(PREFIX, 'veh-29');
+    const JUMPS = windowRule({ minSeconds: 60, minMetres: 25, ttlSeconds: 3600, maxSpeedKmh: 150 });
+    const READINGS = windowRule({ minSeconds: 21_600, minMetres: 0, ttlSeconds: 3600, mode: 'value', deadband: 5 });
+    /** Metres north of LAT, in degrees. */
+    const north = (metres: number): number => LAT + metres / ((6_371_008.8 * Math.PI) / 180);
+    const at = (seconds: number, metres = 0): RawWindowOp => ({ op: 'ping', t: T0 + seconds * 1000, lat: north(metres), lon: LON });
+    const reading = (seconds: number, value: number): RawWindowOp => ({ op: 'ping', t: T0 + seconds * 1000, lat: 0, lon: 0, value });
+    const callAt = async (rule: Buffer, token: number, nowMs: number, ...ops: RawWindowOp[]): Promise<string[]> => {
+      const keys = [epoch, ...ops.map(() => bucket)];
+      const reply = await client().dedupSlidingWindowBuffer(keys.length, keys, rule, windowCall(nowMs, token), windowOps(ops), ops.map(() => 'veh-29'));
+      return decodeOutcomes(reply).map((o) => (o === undefined ? 'reset' : `${o.reason}${o.valueChange === null ? '' : ` ${o.valueChange}`}`));
+    };
+    const call = async (rule: Buffer, token: number, ...ops: RawWindowOp[]): Promise<string[]> => callAt(rule, token, NOW, ...ops);
+    const raw = async (): Promise<Buffer> => (await client().hgetBuffer(bucket, 'veh-29')) as Buffer;
+    const record = async (): Promise<WindowRecord> => decodeWindowRecord(await raw());
+    const candidateField = async (): Promise<Buffer | null> => client().hgetBuffer(bucket, ownField(BUCKET_FIELD.candidate, 'veh-29'));
+    const candidate = async (): Promise<RecordCandidate | undefined> => {
+      const field = await candidateField();
+      return field === null ? undefined : decodeWindowCandidate(field);
+    };
+    const tailField = async (): Promise<Buffer | null> => client().hgetBuffer(bucket, ownField(BUCKET_FIELD.before, 'veh-29'));
+    /** Every field of the bucket, for "wrote nothing". */
+    const all = async (): Promise<Record<string, Buffer>> => client().hgetallBuffer(bucket);
+
+    it('keeps a reading\'s value, exactly, in the record before its count; a suppression counts it alone and keeps its expiry', async () => {
+      assert.deepEqual(await call(READINGS, 400, reading(0, 0.1 + 0.2)), ['first']);
+      assert.equal((await raw()).length, 39 + 8);
+      const admitted = await record();
+      assert.equal(admitted.value, 0.30000000000000004);
+      assert.deepEqual(await callAt(READINGS, 401, NOW + 100_000, reading(900, 0.3)), ['unchanged -5.551115123125783e-17']);
+      assert.equal((await raw()).length, 39 + 8);
+      assert.equal((await record()).suppressed, 1);
+      assert.equal((await record()).expires, admitted.expires, 'a suppression does not extend the record\'s life');
+    });
+
+    it('keeps the jump candidate in a field of its own while there is one, the record keeping the expiry of the last admission', async () => {
+      assert.deepEqual(await call(JUMPS, 410, at(0)), ['first']);
+      assert.equal((await raw()).length, 39, 'no candidate, no part: the record of a node without guards');
+      const admitted = await record();
+      assert.deepEqual(await callAt(JUMPS, 411, NOW + 100_000, at(10, 5000)), ['jump']);
+      assert.equal((await raw()).length, 39);
+      assert.equal((await candidateField())?.length, 24);
+      const jumped = await record();
+      assert.deepEqual([jumped.t, jumped.suppressed, jumped.candidate], [T0, 1, true]);
+      assert.deepEqual(await candidate(), { t: T0 + 10_000, lat: Math.floor(north(5000) * 1e7 + 0.5) / 1e7, lon: LON, count: 1, call: 411 });
+      assert.equal(jumped.expires, admitted.expires, 'a jump neither extends nor shortens the record\'s life (what KEEPTTL kept)');
+      assert.deepEqual(await callAt(JUMPS, 412, NOW + 200_000, at(20, 10)), ['window']);
+      assert.equal(await candidateField(), null, 'a ping that is no jump clears the candidate, and its field goes');
+      const cleared = await record();
+      assert.deepEqual([cleared.suppressed, cleared.candidate, cleared.expires], [2, false, admitted.expires]);
+    });
+
+    it('answers a resent call with jumps and a relocation as the first run did, from the state kept in the tail, and writes nothing', async () => {
+      await call(JUMPS, 420, at(0));
+      assert.deepEqual(await call(JUMPS, 421, at(10, 5000)), ['jump']);
+      const pings = [at(20, 5150), at(30, 5300), at(31, 5310)];
+      assert.deepEqual(await call(JUMPS, 422, ...pings), ['jump', 'relocated', 'window']);
+      const written = await all();
+      assert.equal((await tailField())?.length, 26 + 24, 'the tail: the baseline and the candidate from before the call');
+      const decoded = await record();
+      const tail = decodeWindowTail((await tailField()) as Buffer);
+      assert.deepEqual([decoded.first, decoded.candidate, tail.t, tail.candidate?.count], [2, false, T0, 1]);
+      assert.equal(await candidateField(), null);
+      assert.deepEqual(await call(JUMPS, 422, ...pings), ['jump', 'replayed', 'window']);
+      assert.deepEqual(await all(), written, 'the resend wrote nothing');
+      assert.deepEqual(await call(JUMPS, 423, at(40, 5320)), ['window'], 'decided from the relocated baseline');
+    });
+
+    it('answers a resent call of readings as the first run did, the value\'s change against the value kept in the tail', async () => {
+      await call(READINGS, 430, reading(0, 40));
+      const readings = [reading(900, 41), reading(1800, 46), reading(2700, 47)];
+      assert.deepEqual(await call(READINGS, 431, ...readings), ['unchanged 1', 'changed 6', 'unchanged 1']);
+      const written = await all();
+      assert.equal((await raw()).length, 39 + 8);
+      assert.equal((await tailField())?.length, 26 + 8);
+      assert.deepEqual(decodeWindowTail((await tailField()) as Buffer), { t: T0, lat: 0, lon: 0, value: 40 });
+      assert.deepEqual(await call(READINGS, 431, ...readings), ['unchanged 1', 'replayed', 'unchanged 1']);
+      assert.deepEqual(await all(), written, 'the resend wrote nothing');
+    });
+
+    it('keeps the tail through a jump of a later call, so that the earlier call is still recognised when resent', async () => {
+      await call(JUMPS, 440, at(0));
+      const pings = [at(4), at(70)];
+      assert.deepEqual(await call(JUMPS, 441, ...pings), ['window', 'elapsed']);
+      assert.deepEqual(await call(JUMPS, 442, at(80, 5000)), ['jump']);
+      const written = await record();
+      assert.deepEqual([written.call, written.first, written.before, decodeWindowTail((await tailField()) as Buffer).t, (await candidate())?.count], [441, 2, true, T0, 1]);
+      assert.deepEqual(await call(JUMPS, 441, ...pings), ['window', 'replayed']);
+      assert.deepEqual(await record(), written);
+    });
+
+    it('answers a resent call that only suppressed pings of the asset, a jump among them, as the first run did, and writes nothing', async () => {
+      const rule = windowRule({ minSeconds: 60, minMetres: 25, ttlSeconds: 3600, maxSpeedKmh: 150, relocateAfterPings: 2 });
+      await call(rule, 460, at(0));
+      // Two jumps that agree: a second run counting from the first run's candidate would relocate the asset.
+      const pings = [at(20, 5000), at(10, 4900), at(25, 5)];
+      assert.deepEqual(await call(rule, 461, ...pings.slice(0, 2)), ['jump', 'jump']);
+      const written = await all();
+      assert.deepEqual(await candidate(), { t: T0 + 10_000, lat: Math.floor(north(4900) * 1e7 + 0.5) / 1e7, lon: LON, count: 1, call: 461 });
+      assert.deepEqual(await call(rule, 461, ...pings.slice(0, 2)), ['jump', 'jump']);
+      assert.deepEqual(await all(), written, 'the resend wrote nothing, not even a count');
+      // Another call's ping is decided as usual: it agrees with the candidate, and relocates.
+      assert.deepEqual(await call(rule, 462, at(30, 5050)), ['relocated']);
+    });
+
+    it('reads a record of the plain layout in value mode as a baseline without a value: the next reading is changed', async () => {
+      await call(JUMPS, 450, at(0));
+      assert.deepEqual(await call(READINGS, 451, reading(60, 40)), ['changed NaN']);
+      assert.equal((await record()).value, 40);
+    });
+
+    it('drops the candidate when a node without the jump guard admits a ping', async () => {
+      await call(JUMPS, 470, at(0));
+      assert.deepEqual(await call(JUMPS, 471, at(10, 5000)), ['jump']);
+      assert.equal((await candidateField())?.length, 24);
+      const plain = windowRule({ minSeconds: 60, minMetres: 25, ttlSeconds: 3600 });
+      assert.deepEqual(await call(plain, 472, at(20, 5000)), ['moved']);
+      assert.deepEqual([(await record()).candidate, await candidateField()], [false, null]);
+    });
+  });
+
   describe('sliding window record', () => {
     const epoch = epochKey(PREFIX, WINDOW_SEGMENT, undefined);
     const bucket = windowBucketKey(PREFIX, 'veh-2');
@@ -199,6 +322,7 @@ describe('redis scripts: a resent call is recognised by its token', () => {
         heading: 0, // 359.996 to 0.01 degrees is 360, which is north
         accuracy: 12.3, // to 0.1 m
         before: false,
+        candidate: false,
       });
       assert.equal(await call(202, { op: 'ping', t: T0 + 61_000, lat: LAT, lon: LON, heading: 10, accuracy: 1, events: 1 }), 'elapsed');
       assert.equal((await client().hgetBuffer(bucket, 'veh-2'))?.length, 49);
@@ -233,7 +357,9 @@ describe('redis scripts: a resent call is recognised by its token', () => {
     });
 
     it('reads a value of another shape as absent and replaces it', async () => {
-      for (const junk of [Buffer.from('x'), Buffer.alloc(38), Buffer.alloc(40), Buffer.from([0, 0, 0, 0, 0, 0, 0x80, ...Buffer.alloc(32)])]) {
+      // A live expiry, then flags whose layout is not the value's length (issue 29's value flag too), or a bit no layout has.
+      const shaped = (flags: number, length: number): Buffer => Buffer.concat([Buffer.alloc(6, 0xff), Buffer.from([flags]), Buffer.alloc(length - 7)]);
+      for (const junk of [Buffer.from('x'), Buffer.alloc(38), Buffer.alloc(40), Buffer.from([0, 0, 0, 0, 0, 0, 0x80, ...Buffer.alloc(32)]), shaped(8, 39), shaped(8, 48), shaped(9, 47), shaped(32, 47)]) {
         await client().hset(bucket, 'veh-2', junk);
         assert.equal(await call(208, { op: 'ping', t: T0 + 4000, lat: LAT, lon: LON }), 'first');
         assert.equal((await client().hgetBuffer(bucket, 'veh-2'))?.length, 39);

@@ -91,18 +91,44 @@ export async function fillKeys(client: Redis, count: number, keyOf: (i: number) 
 
 /** One operation of lua/sliding-window.lua: a ping, or a reset of its asset or of every asset. */
 export type RawWindowOp =
-  | { op: 'ping'; t: number; lat: number; lon: number; heading?: number; accuracy?: number; events?: number; retry?: boolean }
+  | { op: 'ping'; t: number; lat: number; lon: number; heading?: number; accuracy?: number; events?: number; retry?: boolean; fix?: 'no-fix' | 'poor-fix'; value?: number }
   | { op: 'resetAsset' }
   | { op: 'resetAll' };
 
-/** ARGV[1]: '<ddddI4' minSeconds, minMetres, minHeadingDegrees (0 off), maxAheadSeconds (negative off), ttlSeconds. */
-export function windowRule(rule: { minSeconds: number; minMetres: number; minHeadingDegrees?: number; maxAheadSeconds?: number; ttlSeconds: number }): Buffer {
-  const out = Buffer.alloc(36);
+/** The rule's fields, as ARGV[1] carries them; absent: off (or the rule's default, where the script must be told one). */
+export interface RawWindowRule {
+  minSeconds: number;
+  minMetres: number;
+  minHeadingDegrees?: number;
+  maxAheadSeconds?: number;
+  ttlSeconds: number;
+  mode?: 'position' | 'value';
+  deadband?: number;
+  deadbandPercent?: boolean;
+  maxSpeedKmh?: number;
+  relocateAfterSeconds?: number;
+  relocateAfterPings?: number;
+}
+
+/**
+ * ARGV[1]: '<ddddI4BdBddd' minSeconds, minMetres, minHeadingDegrees (0 off),
+ * maxAheadSeconds (negative off), ttlSeconds, mode (0 position, 1 value),
+ * deadband, deadbandPercent (0/1), maxSpeedKmh (0 off), relocateAfterSeconds,
+ * relocateAfterPings.
+ */
+export function windowRule(rule: RawWindowRule): Buffer {
+  const out = Buffer.alloc(70);
   out.writeDoubleLE(rule.minSeconds, 0);
   out.writeDoubleLE(rule.minMetres, 8);
   out.writeDoubleLE(rule.minHeadingDegrees ?? 0, 16);
   out.writeDoubleLE(rule.maxAheadSeconds ?? -1, 24);
   out.writeUInt32LE(rule.ttlSeconds, 32);
+  out[36] = rule.mode === 'value' ? 1 : 0;
+  out.writeDoubleLE(rule.deadband ?? 0, 37);
+  out[45] = rule.deadbandPercent === true ? 1 : 0;
+  out.writeDoubleLE(rule.maxSpeedKmh ?? 0, 46);
+  out.writeDoubleLE(rule.relocateAfterSeconds ?? rule.minSeconds * 10, 54);
+  out.writeDoubleLE(rule.relocateAfterPings ?? 3, 62);
   return out;
 }
 
@@ -114,23 +140,24 @@ export function windowCall(nowMs: number, token: number): Buffer {
   return out;
 }
 
-/** ARGV[3]: 48 bytes per operation, '<BBI6ddddd'. */
+/** ARGV[3]: 56 bytes per operation, '<BBI6dddddd'; flags 1 heading, 2 retry, 4 no fix, 8 poor fix; value NaN when none. */
 export function windowOps(ops: readonly RawWindowOp[]): Buffer {
-  const out = Buffer.alloc(ops.length * 48);
+  const out = Buffer.alloc(ops.length * 56);
   ops.forEach((op, i) => {
-    const at = i * 48;
+    const at = i * 56;
     if (op.op !== 'ping') {
       out[at] = op.op === 'resetAsset' ? 2 : 3;
       return;
     }
     out[at] = 1;
-    out[at + 1] = (op.heading === undefined ? 0 : 1) | (op.retry ? 2 : 0);
+    out[at + 1] = (op.heading === undefined ? 0 : 1) | (op.retry ? 2 : 0) | (op.fix === 'no-fix' ? 4 : op.fix === 'poor-fix' ? 8 : 0);
     out.writeUIntLE(op.events ?? 0, at + 2, 6);
     out.writeDoubleLE(op.t, at + 8);
     out.writeDoubleLE(op.lat, at + 16);
     out.writeDoubleLE(op.lon, at + 24);
     out.writeDoubleLE(op.heading ?? 0, at + 32);
     out.writeDoubleLE(op.accuracy ?? 0, at + 40);
+    out.writeDoubleLE(op.value ?? NaN, at + 48);
   });
   return out;
 }

@@ -7,7 +7,7 @@ import type { RunResult } from './system-run';
 
 /** A reading handed to the broker this long before the snapshot had time to reach the database. */
 const SETTLE_MS = 3000;
-/** The pack's distance is within 0.5 % of the great circle (DESIGN.md). */
+/** The pack's distance is within 0.5 % of the great circle (it is the haversine: core/window/geo). */
 const DISTANCE_TOLERANCE = 0.995;
 
 export interface ReadingRow {

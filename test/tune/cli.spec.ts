@@ -267,6 +267,12 @@ describe('dedup-tune (the command)', function () {
       [['x.csv', '--format', 'xml'], 2, /--format must be one of table, csv, json, not "xml"/],
       [['x.csv', '--ttl', '0'], 2, /--ttl must be a number greater than 0, not "0"/],
       [['x.csv', '--fast'], 2, /unknown option --fast/],
+      [['x.csv', '--mode', 'speed'], 2, /--mode must be one of position, value, not "speed"/],
+      [['x.csv', '--no-fix', 'maybe'], 2, /--no-fix must be on or off, not "maybe"/],
+      [['x.csv', '--relocate-pings', '2.5'], 2, /--relocate-pings must be a whole number greater than 0, not "2.5"/],
+      [['x.csv', '--max-speed', '-1'], 2, /--max-speed must be a number greater than 0, not "-1"/],
+      [['x.csv', '--deadbands', '5,x'], 2, /--deadbands: "x" is not a number greater than 0/],
+      [['x.csv', '--value', 'fill', '--mode', 'position'], 2, /--value names the reading of value mode/],
       [[join(dir, 'nope.csv')], 1, /cannot read .*nope\.csv/],
     ];
     for (const [args, status, message] of cases) {
@@ -278,7 +284,7 @@ describe('dedup-tune (the command)', function () {
     writeFileSync(join(dir, 'wrong.csv'), 'unit,when,lat,lon\nv,1,2,3\n');
     const header = run(join(dir, 'wrong.csv'));
     assert.equal(header.status, 1);
-    assert.match(header.stderr, /wrong\.csv: no column for the asset id, time \(its columns: unit, when, lat, lon\); name it with --asset, --time, --lat or --lon/);
+    assert.match(header.stderr, /wrong\.csv: no column for the asset id, time \(its columns: unit, when, lat, lon\); name it with --asset, --time, --lat, --lon or --value/);
     const named = run(join(dir, 'wrong.csv'), '--asset', 'vehicle');
     assert.equal(named.status, 1);
     assert.match(named.stderr, /wrong\.csv: no column "vehicle" \(given with --asset\); its columns: unit, when, lat, lon/);
@@ -291,6 +297,56 @@ describe('dedup-tune (the command)', function () {
     assert.equal(help.status, 0);
     assert.match(help.stdout, /^Usage: dedup-tune FILE/);
     assert.match(help.stdout, /minSeconds,minMetres,received,admitted,suppressed,admittedFraction/);
+  });
+
+  it('runs value mode over a reading column: the deadband grid, the issue\'s series, CSV with deadband (issue 29)', function () {
+    const start = Date.parse('2026-07-16T09:00:00Z');
+    const lines = ['bin,time,fill_pct,battery'];
+    // bin-A17: the issue's series; bin-B04: the same reading for 6 h 15 min.
+    [40, 41, 42, 46, 46].forEach((v, i) => lines.push(`bin-A17,${new Date(start + i * 900_000).toISOString()},${v},3.3`));
+    for (let i = 0; i <= 25; i++) lines.push(`bin-B04,${new Date(start + i * 900_000).toISOString()},40,3.3`);
+    writeFileSync(join(dir, 'bins.csv'), `${lines.join('\n')}\n`);
+    // Forget after a day: at the default 6 h a record is forgotten just as the Heartbeat passes, and the reading is `first` again.
+    const table = run(join(dir, 'bins.csv'), '--asset', 'bin', '--value', 'fill_pct', '--seconds', '21600', '--deadbands', '5', '--ttl', '86400');
+    assert.equal(table.status, 0, table.stderr);
+    assert.match(table.stdout, /^Columns: asset id bin, time time, value fill_pct \(recognised by name; name others with --asset, --time, --value\)$/m);
+    assert.match(table.stdout, /^Value mode: a reading is admitted when it changed by at least the Deadband, or the Heartbeat passed$/m);
+    assert.match(table.stdout, /^Fraction admitted, by Heartbeat \(rows\) and Deadband \(columns\):\nHeartbeat\s+5\n21600 s\s+12\.9%$/m, '4 of 31: first, changed; first, elapsed at 6 h');
+    assert.match(table.stdout, /^Heartbeat\s+Deadband\s+first\s+elapsed\s+changed\s+unchanged\n21600 s\s+5\s+2\s+1\s+1\s+27$/m);
+    assert.doesNotMatch(table.stdout, /Parked jitter/, 'a reading has no parked jitter');
+    // 10 % of 40 is 4: 46 is still a change; 20 % is 8, and it is not.
+    const csv = run(join(dir, 'bins.csv'), '--asset', 'bin', '--mode', 'value', '--seconds', '21600', '--deadbands', '10,20', '--percent', '--ttl', '86400', '--format', 'csv');
+    assert.equal(csv.status, 0, csv.stderr);
+    assert.equal(csv.stdout, 'minSeconds,deadband,received,admitted,suppressed,admittedFraction\n21600,10,31,4,27,0.129032\n21600,20,31,3,28,0.096774\n');
+    assert.match(csv.stderr, /value fill_pct \(recognised by name/, 'the reading recognised by its name, and said so beside CSV');
+  });
+
+  it('runs the guards: no-fix on by default, poor-fix, jumps and relocations, each in the reasons table (issue 29)', function () {
+    const start = Date.parse('2026-07-16T09:00:00Z');
+    const at = (s: number): string => new Date(start + s * 1000).toISOString();
+    const rows = [
+      `a,${at(0)},52.52,13.4,A,7`,
+      `a,${at(10)},0,0,A,7`,
+      `a,${at(20)},52.52,13.4,V,7`,
+      `a,${at(25)},52.52,13.4,A,3`,
+      `a,${at(30)},52.6,13.4,A,8`,
+      `a,${at(40)},52.601,13.4,A,8`,
+      `a,${at(50)},52.602,13.4,A,8`,
+      `b,${at(0)},48.1,11.5,A,9`,
+      `b,${at(7200)},48.6,11.5,A,9`,
+    ];
+    writeFileSync(join(dir, 'guards.csv'), `assetId,ts,lat,lon,valid,sats\n${rows.join('\n')}\n`);
+    const guarded = run(join(dir, 'guards.csv'), '--seconds', '60', '--metres', '25', '--max-speed', '150', '--min-satellites', '4');
+    assert.equal(guarded.status, 0, guarded.stderr);
+    assert.match(guarded.stdout, /; fix: validity valid, satellites sats \(recognised by name/);
+    assert.match(guarded.stdout, /^Fix quality: no fix \(0,0 or a validity saying so\) suppressed, at least 4 satellites$/m);
+    assert.match(guarded.stdout, /^Jump guard: at most 150 km\/h; relocated after a silence of more than 10 Heartbeats, or after 3 jumps that agree$/m);
+    assert.match(guarded.stdout, /^Heartbeat\s+Movement\s+no-fix\s+poor-fix\s+first\s+jump\s+relocated\n60 s\s+25 m\s+2\s+1\s+2\s+2\s+2$/m);
+    const off = run(join(dir, 'guards.csv'), '--seconds', '60', '--metres', '25', '--no-fix', 'off', '--format', 'json');
+    assert.equal(off.status, 0, off.stderr);
+    const report = JSON.parse(off.stdout) as { rule: Record<string, unknown>; cells: { reasons: Record<string, number> }[] };
+    assert.equal(report.rule.noFix, undefined);
+    assert.deepEqual(report.cells[0]?.reasons, { first: 2, elapsed: 1, moved: 5, window: 1 }, 'no guard: 0,0 is a move, and so is the way back');
   });
 
   it('reports progress on stderr for a large file, never on stdout', async function () {

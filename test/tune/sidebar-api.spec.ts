@@ -60,6 +60,19 @@ function flow(): FlowNode[] {
     { id: 'side-audit', type: 'helper', z: 'tab' },
     { id: `side-unsampled-${run}`, type: 'sliding-window-dedup', z: 'tab', sampleSize: '0', wires: [[], []] },
     { id: `side-turning-${run}`, type: 'sliding-window-dedup', z: 'tab', minHeadingDegrees: '30', wires: [[], []] },
+    {
+      id: `side-bins-${run}`,
+      type: 'sliding-window-dedup',
+      z: 'tab',
+      mode: 'value',
+      assetIdProperty: 'topic',
+      valueProperty: 'payload.fill_pct',
+      deadband: '5',
+      minSeconds: '21600',
+      ttlSeconds: '86400',
+      wires: [['side-bins-out'], ['side-bins-out']],
+    },
+    { id: 'side-bins-out', type: 'helper', z: 'tab' },
   ];
 }
 
@@ -129,6 +142,59 @@ describe('the dedup sidebar plugin: pushes and admin endpoints', function () {
     const missing = await admin().get('/dedup-sidebar/nodes/no-such-node');
     assert.equal(missing.status, 404);
     assert.equal(missing.body.error?.code, 'noNode');
+  });
+
+  it('lists the assets whose pings have had no fix for at least the node\'s Heartbeat, beside the stuck ones', async function () {
+    const lost = { assetId: 'lost-gps', ts: T0, lat: 0, lon: 0 };
+    for (let k = 0; k < 3; k++) node(SW).receive({ payload: { ...lost, ts: T0 + k * 10_000 } });
+    await until(() => admitted.length + suppressed.length === sent.length + 3, 'the three pings decided');
+    const noFix = async (): Promise<{ assetId: string; noFixSince: number }[]> => (await admin().get(`/dedup-sidebar/nodes/${SW}`)).body.noFix as { assetId: string; noFixSince: number }[];
+    assert.deepEqual(await noFix(), [], 'not for a Heartbeat yet');
+    const realNow = Date.now;
+    const at = realNow();
+    Date.now = () => at + 61_000;
+    try {
+      const listed = await noFix();
+      assert.deepEqual(listed.map((r) => r.assetId), ['lost-gps'], 'a Heartbeat (60 s) later');
+      assert.ok(listed[0] !== undefined && listed[0].noFixSince <= at && listed[0].noFixSince > at - 5_000, String(listed[0]?.noFixSince));
+    } finally {
+      Date.now = realNow;
+    }
+    node(SW).receive({ payload: { ...lost, ts: T0 + 40_000, lat: 50, lon: 8 } });
+    await until(() => admitted.length + suppressed.length === sent.length + 4, 'the fix decided');
+    Date.now = () => at + 61_000;
+    try {
+      assert.deepEqual(await noFix(), [], 'a fix ends it');
+    } finally {
+      Date.now = realNow;
+    }
+  });
+
+  it('runs a value-mode node\'s what-if over Heartbeat × Deadband, with no jitter and no list of assets without a fix', async function () {
+    const bins = `side-bins-${run}`;
+    const decided = collect('side-bins-out');
+    for (const [i, fill] of [40, 41, 42, 46, 46].entries()) node(bins).receive({ topic: 'bins/A17', payload: { ts: T0 + i * 900_000, fill_pct: fill } });
+    await until(() => decided.length === 5, 'the five readings decided');
+    const reply = await admin().post(`/dedup-sidebar/nodes/${bins}/what-if`).send({ seconds: '3600', deadbands: '1,10' });
+    assert.equal(reply.status, 200, JSON.stringify(reply.body));
+    const result = reply.body.result as { spec: unknown; jitter: unknown; cells: { minSeconds: number; deadband?: number; minMetres?: number; admitted: number }[] };
+    assert.deepEqual(result.spec, { seconds: [3600, 21600], metres: [], deadbands: [1, 5, 10] }, 'the node\'s own Heartbeat and Deadband added');
+    assert.equal(result.jitter, null);
+    assert.deepEqual(result.cells.map((c) => [c.minSeconds, c.deadband, c.minMetres, c.admitted]), [
+      [3600, 1, undefined, 4],
+      [3600, 5, undefined, 2],
+      [3600, 10, undefined, 2],
+      [21600, 1, undefined, 4],
+      [21600, 5, undefined, 2],
+      [21600, 10, undefined, 1],
+    ]);
+    assert.deepEqual(reply.body.current, { minSeconds: 21600, deadband: 5 });
+    const details = await admin().get(`/dedup-sidebar/nodes/${bins}`);
+    assert.equal(details.body.noFix, undefined);
+    const list = await admin().get('/dedup-sidebar/nodes');
+    assert.deepEqual(list.body.grid, { seconds: '10,30,60,120,300', metres: '5,10,25,50,100', deadbands: '1,2,5,10,20' });
+    const bad = await admin().post(`/dedup-sidebar/nodes/${bins}/what-if`).send({ deadbands: '5,x' });
+    assert.deepEqual(bad.body.error, { code: 'list.notPositive', list: 'deadbands', value: 'x', max: 20, message: 'dedup-sidebar.errors.list.notPositive' });
   });
 
   it('runs the what-if over the node\'s own input: at the node\'s setting it decides as the node did', async function () {

@@ -181,7 +181,7 @@ export class RecencyIndex {
 }
 
 /** A column of the new capacity holding what fits of the old one. */
-export function grown<T extends Float64Array | Int32Array | Uint16Array>(column: T, capacity: number): T {
+export function grown<T extends Float64Array | Int32Array | Uint16Array | Uint8Array>(column: T, capacity: number): T {
   const Column = column.constructor as new (length: number) => T;
   const next = new Column(capacity);
   next.set(column.subarray(0, Math.min(column.length, capacity)));

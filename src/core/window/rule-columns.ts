@@ -3,13 +3,18 @@ import type { Ping, WindowBaseline } from './sliding-window';
 
 /**
  * The fields the sliding-window rule reads (time, position, heading,
- * accuracy, event fingerprint), as typed-array columns indexed by slot.
+ * accuracy, event fingerprint, and value mode's reading), as typed-array
+ * columns indexed by slot.
  * The memory store keeps its baselines in them, the sidebar's ring buffer
  * its sample, and the what-if its recorded pings: one layout, written once.
  *
  * Columns rather than an object per entry because these hold up to millions
  * of entries: as objects they would cost about 100 bytes of heap each and a
  * long garbage collection; as columns 48 bytes, written in place.
+ *
+ * The value column (value mode's reading) is held only once a value is
+ * written, so that a node in position mode, and a what-if over positions,
+ * pays nothing for it; an empty column reads as NaN in every slot.
  */
 export class RuleColumns {
   t: Float64Array;
@@ -21,6 +26,8 @@ export class RuleColumns {
   accuracy: Float64Array;
   /** 0 when no event property is watched. */
   events: Float64Array;
+  /** Value mode's reading, exactly; empty (every slot NaN) until a value is written. */
+  value: Float64Array;
 
   constructor(capacity = 0) {
     this.t = new Float64Array(capacity);
@@ -29,6 +36,7 @@ export class RuleColumns {
     this.heading = new Float64Array(capacity);
     this.accuracy = new Float64Array(capacity);
     this.events = new Float64Array(capacity);
+    this.value = new Float64Array(0);
   }
 
   get capacity(): number {
@@ -43,9 +51,10 @@ export class RuleColumns {
     this.heading = grown(this.heading, capacity);
     this.accuracy = grown(this.accuracy, capacity);
     this.events = grown(this.events, capacity);
+    if (this.value.length > 0) this.value = withNaN(this.value, capacity);
   }
 
-  /** Writes a ping's rule fields (or a baseline) at slot i; a missing heading is NaN, a missing accuracy or fingerprint 0. */
+  /** Writes a ping's rule fields (or a baseline) at slot i; a missing heading or value is NaN, a missing accuracy or fingerprint 0. */
   write(i: number, fields: Ping | WindowBaseline): void {
     this.t[i] = fields.t;
     this.lat[i] = fields.lat;
@@ -53,6 +62,12 @@ export class RuleColumns {
     this.heading[i] = fields.heading ?? NaN;
     this.accuracy[i] = fields.accuracy ?? 0;
     this.events[i] = fields.events ?? 0;
+    const value = fields.value ?? NaN;
+    if (this.value.length === 0) {
+      if (Number.isNaN(value)) return;
+      this.value = withNaN(this.value, this.t.length);
+    }
+    this.value[i] = value;
   }
 
   /** Slot i's fields, written into `into` (no allocation); returns it. */
@@ -62,7 +77,7 @@ export class RuleColumns {
 }
 
 /** The rule's columns alone: what a RuleColumns holds, or a what-if's PingColumns. */
-export type RuleFieldColumns = Pick<RuleColumns, 't' | 'lat' | 'lon' | 'heading' | 'accuracy' | 'events'>;
+export type RuleFieldColumns = Pick<RuleColumns, 't' | 'lat' | 'lon' | 'heading' | 'accuracy' | 'events' | 'value'>;
 
 /** Slot i of any such columns, written into `into`. */
 export function readRuleFields<T extends Ping | WindowBaseline>(columns: RuleFieldColumns, i: number, into: T): T {
@@ -72,5 +87,13 @@ export function readRuleFields<T extends Ping | WindowBaseline>(columns: RuleFie
   into.heading = columns.heading[i];
   into.accuracy = columns.accuracy[i];
   into.events = columns.events[i];
+  into.value = i < columns.value.length ? columns.value[i] : NaN;
   return into;
+}
+
+/** A value column grown (or cut) to `capacity`, its new slots NaN. */
+function withNaN(column: Float64Array, capacity: number): Float64Array {
+  const next = grown(column, capacity);
+  if (capacity > column.length) next.fill(NaN, column.length);
+  return next;
 }

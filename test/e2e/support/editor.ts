@@ -182,6 +182,28 @@ export class Editor {
     await this.settled(this.page.locator('#red-ui-sidebar'));
   }
 
+  /**
+   * Shows the pack's sidebar tab and waits until its content is visible.
+   * The tab is added by the sidebar plugin, which the editor loads after
+   * its own start: a show() that comes first finds no tab and does nothing
+   * (on a loaded machine it often does), so the show is asked again until
+   * the tab exists and its content is drawn.
+   */
+  async showDedupSidebar(): Promise<void> {
+    await this.page.waitForFunction(
+      () => {
+        // No DOM types in the tests' compilation: the page's document as far as this uses it.
+        const doc = (globalThis as unknown as { document: { querySelector(s: string): { offsetParent: unknown } | null } }).document;
+        const content = doc.querySelector('.dedup-sb');
+        if (content !== null && content.offsetParent !== null) return true;
+        (RED as unknown as { sidebar: { show(id: string): void } }).sidebar.show('dedup');
+        return false;
+      },
+      undefined,
+      { polling: 250, timeout: 45_000 },
+    );
+  }
+
   paletteNode(type: string): Locator {
     return this.page.locator(`#red-ui-palette-container .red-ui-palette-node[data-palette-type="${type}"]`);
   }

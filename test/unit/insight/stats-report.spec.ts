@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { WINDOW_REASONS } from '../../../src/core/window/window-reasons';
-import { WINDOW_SLOTS } from '../../../src/metrics/node-counters';
+import { WINDOW_SLOTS } from '../../../src/telemetry/decision-slots';
 import { nodeStats, shareOf, type CountsIn } from '../../../src/insight/stats-report';
 
 const SINCE = 1_000_000;
@@ -34,8 +34,8 @@ describe('stats report', function () {
   it('counts by reason as the metrics word them, every reason of the node present', function () {
     const { stats } = nodeStats(counts(6, 1, 3), SINCE + 60_000, undefined, true);
     assert.deepEqual(stats.reasons, {
-      admitted: { 'store-unavailable': 0, first: 0, replayed: 0, elapsed: 6, event: 0, moved: 0, turned: 0 },
-      suppressed: { ahead: 0, late: 1, window: 3 },
+      admitted: { 'store-unavailable': 0, first: 0, replayed: 0, elapsed: 6, event: 0, moved: 0, turned: 0, relocated: 0, changed: 0 },
+      suppressed: { ahead: 0, late: 1, window: 3, 'no-fix': 0, 'poor-fix': 0, jump: 0, unchanged: 0 },
     });
     assert.equal(stats.shareSuppressed, 0.4);
     assert.deepEqual(stats.top, [{ id: 'a', suppressed: 3, admitted: 1 }]);
@@ -50,7 +50,7 @@ describe('stats report', function () {
     const second = nodeStats(counts(9, 4, 3, 2), SINCE + 150_000, first.reading, true);
     assert.equal(second.stats.perMinute.seconds, 30);
     assert.deepEqual([second.stats.perMinute.admitted, second.stats.perMinute.suppressed, second.stats.perMinute.rejected], [6, 6, 0]);
-    assert.deepEqual(second.stats.perMinute.reasons?.suppressed, { ahead: 0, late: 6, window: 0 });
+    assert.deepEqual(second.stats.perMinute.reasons?.suppressed, { ahead: 0, late: 6, window: 0, 'no-fix': 0, 'poor-fix': 0, jump: 0, unchanged: 0 });
     assert.equal(second.stats.perMinute.shareSuppressed, 0.5);
     assert.deepEqual(second.stats.totals, { admitted: 9, suppressed: 7, rejected: 2 });
   });

@@ -10,9 +10,23 @@ import { catalog, editorTypes, lookup, nodeSets, PACK_ROOT, type Catalog, type N
 
 const SHARED_EDITOR_JS = join(PACK_ROOT, 'resources', 'dedup-editor.js');
 
-/** The part of an editor file inside <script type="text/html" data-template-name="...">. */
+/** The dialogs' State section as dedup-editor.js writes it (STATE_SECTION), `{type}` and `{cap}` still in it. */
+function stateSection(shared: string): string {
+  const declared = /var STATE_SECTION = \[([\s\S]*?)\]\.join\(/.exec(shared);
+  assert.ok(declared, 'dedup-editor.js declares its STATE_SECTION');
+  return [...(declared[1] ?? '').matchAll(/'([^'\\]*)'/g)].map((m) => m[1] ?? '').join('\n');
+}
+
+/**
+ * The part of an editor file inside <script type="text/html" data-template-name="...">,
+ * as the editor shows it: with the State section where the template holds its placeholder.
+ */
 function templates(html: string): string[] {
-  return [...html.matchAll(/<script type="text\/html" data-template-name="[^"]+">([\s\S]*?)<\/script>/g)].map((m) => m[1] ?? '');
+  const shared = readFileSync(SHARED_EDITOR_JS, 'utf8');
+  return [...html.matchAll(/<script type="text\/html" data-template-name="([^"]+)">([\s\S]*?)<\/script>/g)].map(([, type = '', template = '']) =>
+    template.replace(/<div class="dedup-state-section" data-cap="(\w+)"><\/div>/g, (_placeholder, cap: string) =>
+      stateSection(shared).replace(/\{type\}/g, type).replace(/\{cap\}/g, cap)),
+  );
 }
 
 /** The registerType scripts of an editor file. */
@@ -156,6 +170,22 @@ describe('editor strings come from the message catalogs', function () {
         }
       });
 
+      it('has the State section once in the dialog of a node with a store, with its own cap', function () {
+        const cap: Record<string, string> = { 'sliding-window-dedup': 'maxAssets', 'sensor-reconnect-dedup': 'maxKeys' };
+        const dialogs = templates(html);
+        const stores = dialogs.filter((template) => template.includes('id="node-input-store"'));
+        if (cap[set.set] === undefined) {
+          assert.deepEqual(stores, [], 'no store, no State section');
+          return;
+        }
+        assert.equal(stores.length, 1);
+        const dialog = stores[0] as string;
+        for (const id of ['store', 'redis', 'ttlSeconds', cap[set.set] as string, 'persistSeconds', 'onStoreError']) {
+          assert.equal(dialog.split(`id="node-input-${id}"`).length - 1, 1, `one #node-input-${id}`);
+        }
+        assert.doesNotMatch(dialog, /\{type\}|\{cap\}|dedup-state-section/, 'the placeholder and its fields are filled in');
+      });
+
       it('resolves every data-i18n key of the edit dialog', function () {
         const keys = templates(html).flatMap(i18nKeys);
         assert.ok(keys.length > 5, 'the dialog is translated through data-i18n');
@@ -243,6 +273,14 @@ describe('editor strings come from the message catalogs', function () {
         for (const [, field] of html.matchAll(/check\.(?:positive|msgProperty)\("(\w+)"/g)) usesKey(set, entries, `${t.type}.label.${field}`);
       }
     }
+  });
+
+  it('gives every shared validator two parameters: Node-RED takes a returned reason only from a 3.x validator, told by its arity', function () {
+    const shared = readFileSync(SHARED_EDITOR_JS, 'utf8');
+    const checks = bracedBlock(shared, shared.indexOf('var check = {'));
+    const validators = [...checks.matchAll(/function \(value\b[^)]*\)/g)].map((m) => m[0]);
+    assert.ok(validators.length >= 10, `found the validators: ${validators.join(', ')}`);
+    for (const validator of validators) assert.match(validator, /^function \(value, \w+\)$/);
   });
 
   it('has every reason of the dedup-redis dialog’s own validators', function () {

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'fs';
 import * as path from 'path';
 import { StatusBoard } from '../../../src/node-red/status-board';
+import { StoreHealth } from '../../../src/node-red/store-health';
 
 type Status = { fill?: string; shape?: string; text?: string };
 
@@ -20,20 +21,22 @@ function catalog(type: string): (key: string, subs?: Record<string, string | num
   };
 }
 
-function board(type: string): { board: StatusBoard; shown: Status[] } {
+function board(type: string): { board: StatusBoard; health: StoreHealth; shown: Status[] } {
   const shown: Status[] = [];
-  return { board: new StatusBoard({ status: (s: Status) => shown.push(s) }, () => '3 received', catalog(type), 0), shown };
+  const health = new StoreHealth();
+  const counts = { line: () => '3 received', follow: () => undefined };
+  return { board: new StatusBoard({ status: (s: Status) => shown.push(s) }, counts, health, catalog(type), 0), health, shown };
 }
 
 describe('node-red/status-board', () => {
   for (const type of ['sensor-reconnect-dedup', 'sliding-window-dedup', 'dedup-confirm']) {
     it(`${type}: says the cause is not known yet until the connection names one`, () => {
-      const { board: b, shown } = board(type);
-      b.connectionChanged({ state: 'ready' });
-      b.connectionChanged({ state: 'reconnecting' });
+      const { board: b, health, shown } = board(type);
+      health.connectionChanged({ state: 'ready' });
+      health.connectionChanged({ state: 'reconnecting' });
       assert.equal(shown.at(-1)?.fill, 'red');
       assert.equal(shown.at(-1)?.text, 'Redis unavailable: connection lost, cause not known yet · 3 received');
-      b.connectionChanged({ state: 'reconnecting', error: new Error('connect ECONNREFUSED 127.0.0.1:6390') });
+      health.connectionChanged({ state: 'reconnecting', error: new Error('connect ECONNREFUSED 127.0.0.1:6390') });
       assert.equal(shown.at(-1)?.text, 'Redis unavailable: connect ECONNREFUSED 127.0.0.1:6390 · 3 received');
       b.stop();
     });

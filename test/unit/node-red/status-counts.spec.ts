@@ -5,7 +5,10 @@
  * with the shipped catalogs.
  */
 import assert from 'node:assert/strict';
-import { countsLine } from '../../../src/node-red/status-counts';
+import type { Ping } from '../../../src/core/window/sliding-window';
+import { WINDOW_REASONS, type WindowReason } from '../../../src/core/window/window-reasons';
+import { countsLine, windowStatus } from '../../../src/node-red/status-counts';
+import { closeRun, windowTelemetry } from '../../../src/telemetry/records';
 import { nodeRedTranslator } from '../../support/node-red-i18n';
 
 /** A node's translator as the lifecycle makes it: keys relative to the node type. */
@@ -32,6 +35,37 @@ describe('node-red/status-counts', () => {
   it('sliding-window dedup: the English line is the one the node always showed', async () => {
     const t = await nodeT('sliding-window-dedup', 'en-US');
     assert.equal(countsLine(t, { admitted: 1, suppressed: 0, rejected: 1 }), '1 admitted / 0 suppressed / 1 rejected');
+  });
+
+  it('sliding-window dedup: the suppressed count says how many pings were no fix, a poor fix or a jump, once there is one, in en-US, de and ja', async () => {
+    const record = windowTelemetry({
+      id: 'status-fix',
+      type: 'sliding-window-dedup',
+      name: '',
+      store: 'memory',
+      settings: { minSeconds: 60, minMetres: 25, ttlSeconds: 3600, maxAssets: 10, eventFields: [], accuracyProperty: '' },
+      sampleSize: 0,
+    });
+    const run = record.start(() => ({ kind: 'memory' }));
+    try {
+      const status = windowStatus(record);
+      const ping: Ping = { assetId: 'van', t: 0, lat: 1, lon: 1 };
+      const decide = (reason: WindowReason): void =>
+        record.decided(ping, { admit: WINDOW_REASONS[reason].admit, reason, dtSeconds: null, distanceMetres: null, headingChange: null, valueChange: null, accepted: 1, suppressed: 1 });
+      const en = await nodeT('sliding-window-dedup', 'en-US');
+      decide('first');
+      decide('window');
+      assert.equal(status.line(en), '1 admitted / 1 suppressed / 0 rejected', 'no fix suppressed yet: the line as it always was');
+      decide('no-fix');
+      decide('jump');
+      decide('jump');
+      assert.equal(status.line(en), '1 admitted / 4 suppressed (1 no fix, 2 jumps) / 0 rejected');
+      decide('poor-fix');
+      assert.equal(status.line(await nodeT('sliding-window-dedup', 'de')), '1 zugelassen / 5 unterdrückt (1 ohne Position, 1 mit schlechter Position, 2 Sprünge) / 0 abgewiesen');
+      assert.equal(status.line(await nodeT('sliding-window-dedup', 'ja')), '通過 1 / 抑制 5 (測位なし 1, 測位品質不足 1, ジャンプ 2) / 拒否 0');
+    } finally {
+      closeRun(record, run, true);
+    }
   });
 
   it('sensor reconnect dedup with Confirm delivery: one lease expired, two leases expired, in en-US, de and ja', async () => {

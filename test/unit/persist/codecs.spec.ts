@@ -35,7 +35,31 @@ function replay<E>(codec: StateCodec<E>, write: (out: RecordWriter) => void, now
 
 function windowEntry(assetId: string, more: Partial<WindowEntry> = {}): WindowEntry {
   const baseline = baselineOf({ assetId, t: 1_780_000_000_000.5, lat: 52.5200087, lon: -13.4049547, heading: 271.25, accuracy: 12.3, events: 2 ** 48 - 1 });
-  return { assetId, ...baseline, expiresAt: 1_780_000_360_000, accepted: 41, suppressed: 7, ...more };
+  return { assetId, ...baseline, expiresAt: 1_780_000_360_000, accepted: 41, suppressed: 7, candidate: { t: 0, lat: 0, lon: 0, count: 0 }, ...more };
+}
+
+/** What a window record restores, with NaN written so that deepEqual compares it. */
+function shown(entry: WindowEntry): unknown {
+  return { ...entry, heading: String(entry.heading), value: String(entry.value) };
+}
+
+/** A format-1 record as the previous release wrote it, byte for byte (persist/codecs before issue 29). */
+function formatOneRecord(entry: WindowEntry): Buffer {
+  const id = Buffer.from(entry.assetId, 'utf8');
+  const out = Buffer.alloc(1 + 2 + id.length + 8 + 4 + 4 + 2 + 2 + 6 + 8 + 4 + 4);
+  let at = out.writeUInt8(1, 0);
+  at = out.writeUInt16LE(id.length, at);
+  at += id.copy(out, at);
+  at = out.writeDoubleLE(entry.t, at);
+  at = out.writeInt32LE(Math.round(entry.lat * 1e7), at);
+  at = out.writeInt32LE(Math.round(entry.lon * 1e7), at);
+  at = out.writeUInt16LE(Number.isNaN(entry.heading) ? 65_535 : Math.round(entry.heading * 100), at);
+  at = out.writeUInt16LE(Math.round(entry.accuracy * 10), at);
+  at = out.writeUIntLE(entry.events, at, 6);
+  at = out.writeDoubleLE(entry.expiresAt, at);
+  at = out.writeUInt32LE(entry.accepted, at);
+  out.writeUInt32LE(entry.suppressed, at);
+  return out;
 }
 
 describe('persist/codecs', () => {
@@ -60,7 +84,7 @@ describe('persist/codecs', () => {
         assert.equal(event[0], 'restore');
         const got = event[1];
         const want = entries[i] as WindowEntry;
-        assert.deepEqual({ ...got, heading: String(got.heading) }, { ...want, heading: String(want.heading) });
+        assert.deepEqual(shown(got), shown(want));
         assert.equal(event[2], 5, 'the load time is passed on');
       });
     });
@@ -69,6 +93,49 @@ describe('persist/codecs', () => {
       const out = new RecordWriter();
       windowCodec.write(out, 'veh-1', windowEntry('veh-1'));
       assert.equal(out.length, 1 + 2 + 'veh-1'.length + 8 + 4 + 4 + 2 + 2 + 6 + 8 + 4 + 4);
+    });
+
+    it('write an entry with neither a value nor a jump candidate in format 1, byte for byte as the previous release did, and read that back', () => {
+      const entry = windowEntry('veh-1');
+      const out = new RecordWriter();
+      windowCodec.write(out, entry.assetId, entry);
+      const written = out.take();
+      assert.deepEqual(written, formatOneRecord(entry));
+      const target = recorder<WindowEntry>();
+      windowCodec.apply(written, target, 5);
+      assert.deepEqual(target.events.map((e) => (e[0] === 'restore' ? shown(e[1]) : e)), [shown(entry)]);
+    });
+
+    it('write a value (exactly) or a jump candidate in format 2 (record type 6), and read both back', () => {
+      const value = windowEntry('bin-A17', { lat: 0, lon: 0, heading: Number.NaN, value: 0.1 + 0.2 });
+      const candidate = windowEntry('veh-jump', { candidate: { t: 1_780_000_030_000.25, lat: 48.1371079, lon: -11.5753822, count: 2 } });
+      const both = windowEntry('odd', { value: -0, candidate: { t: 1, lat: -90, lon: 180, count: 70_000 } });
+      const events = replay(windowCodec, (out) => {
+        for (const entry of [value, candidate, both]) windowCodec.write(out, entry.assetId, entry);
+      });
+      assert.deepEqual(
+        events.map((e) => (e[0] === 'restore' ? shown(e[1]) : e)),
+        [value, candidate, { ...both, candidate: { ...both.candidate, count: 0xffff } }].map(shown),
+        'the candidate count is kept up to 65535',
+      );
+      const got = events[2]?.[1] as WindowEntry;
+      assert.ok(Object.is(got.value, -0), 'the value is the very double');
+      const sizes = [value, candidate].map((entry) => {
+        const out = new RecordWriter();
+        windowCodec.write(out, entry.assetId, entry);
+        const bytes = out.take();
+        assert.equal(bytes[0], 6);
+        return bytes.length - Buffer.byteLength(entry.assetId);
+      });
+      assert.deepEqual(sizes, [45 + 1 + 8, 45 + 1 + 18]);
+    });
+
+    it('refuse a format-2 record with parts this release does not know, rather than read on into the next record', () => {
+      const out = new RecordWriter();
+      windowCodec.write(out, 'v', windowEntry('v', { value: 1 }));
+      const bytes = out.take();
+      bytes[1 + 2 + 1 + 42] = 1 | 4;
+      assert.throws(() => windowCodec.apply(bytes, recorder<WindowEntry>(), 0), /unknown parts 5/);
     });
 
     it('clamp counts that outgrow 32 bits instead of failing the save', () => {
@@ -132,6 +199,12 @@ describe('persist/codecs', () => {
       const whole = out.take();
       for (let cut = 1; cut < whole.length; cut++) {
         assert.throws(() => seenCodec.apply(whole.subarray(0, whole.length - cut), recorder<SeenEntry>(), 0), RangeError, `cut ${cut}`);
+      }
+      const two = new RecordWriter();
+      windowCodec.write(two, 'veh', windowEntry('veh', { value: 3, candidate: { t: 2, lat: 1, lon: 1, count: 1 } }));
+      const format2 = two.take();
+      for (let cut = 1; cut < format2.length; cut++) {
+        assert.throws(() => windowCodec.apply(format2.subarray(0, format2.length - cut), recorder<WindowEntry>(), 0), RangeError, `format 2, cut ${cut}`);
       }
       assert.throws(() => seenCodec.apply(Buffer.from([9]), recorder<SeenEntry>(), 0), /unknown record type 9/);
       assert.throws(() => windowCodec.apply(Buffer.from([4, 0, 0]), recorder<WindowEntry>(), 0), /unknown record type 4/, 'a seen-only record in a window state');

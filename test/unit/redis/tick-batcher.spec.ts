@@ -7,8 +7,13 @@
  */
 import assert from 'node:assert/strict';
 import { createServer, connect, type Server, type Socket } from 'net';
+import { ReplyError } from 'ioredis';
+import { ScriptFailedError, StoreUnreachableError } from '../../../src/redis/store-errors';
 import { TickBatcher, TimeoutError, type BatcherOptions } from '../../../src/redis/tick-batcher';
 import { ManualClock } from '../../support/manual-clock';
+
+/** An error Redis answered with, as ioredis' parser makes it (redis-errors' ReplyError, which ioredis exports untyped). */
+const RedisAnswer = ReplyError as new (message: string) => Error;
 
 interface Item {
   group: number;
@@ -447,7 +452,8 @@ describe('redis/tick-batcher TickBatcher', () => {
 
     it('names the connection’s last error instead of ioredis’ own words for a command it could not send', async () => {
       const batcher = new TickBatcher<Item, string>({
-        send: (items) => Promise.reject(new Error(items[0]?.value === 'ioredis' ? 'Reached the max retries per request limit (which is 1).' : 'ERR wrong number of arguments')),
+        // ioredis' own error for a command it could not send, and an error Redis answered with (redis-errors' ReplyError, as ioredis' parser makes it).
+        send: (items) => Promise.reject(items[0]?.value === 'ioredis' ? new Error('Reached the max retries per request limit (which is 1).') : new RedisAnswer('ERR wrong number of arguments')),
         groupOf: (item) => item.group,
         maxBatch: 100,
         timeoutMs: 1000,
@@ -460,7 +466,48 @@ describe('redis/tick-batcher TickBatcher', () => {
       const byContext = new Map(heard.errors.map((e) => [e.context, e.error as Error]));
       assert.equal(byContext.get('ioredis')?.message, 'Redis is unreachable: connect ECONNREFUSED 127.0.0.1:6390');
       assert.match(String((byContext.get('ioredis')?.cause as Error).message), /max retries per request/);
+      assert.ok(byContext.get('ioredis') instanceof StoreUnreachableError);
       assert.equal(byContext.get('server')?.message, 'ERR wrong number of arguments', 'a server error is shown as it is');
+      assert.ok(byContext.get('server') instanceof ScriptFailedError, 'an answer of Redis is a script failure, by its type');
+    });
+
+    it('keeps an error it cannot place as it is: a send that throws, or a failure while the connection is ready', async () => {
+      const batcher = new TickBatcher<Item, string>({
+        send: (items) => {
+          if (items[0]?.value === 'throws') throw new TypeError('a fault of the store');
+          return Promise.reject(new Error('Connection is closed.'));
+        },
+        groupOf: (item) => item.group,
+        maxBatch: 100,
+        timeoutMs: 1000,
+        // The connection is ready: nothing names a cause.
+        cause: () => undefined,
+      });
+      const heard = listener();
+      batcher.submit({ group: 1, value: 'throws' }, heard.onResult, heard.onError, 'throws');
+      batcher.submit({ group: 2, value: 'closed' }, heard.onResult, heard.onError, 'closed');
+      await until(() => heard.errors.length === 2);
+      const byContext = new Map(heard.errors.map((e) => [e.context, e.error as Error]));
+      assert.ok(byContext.get('throws') instanceof TypeError);
+      assert.equal(byContext.get('closed')?.message, 'Connection is closed.');
+      assert.ok(!(byContext.get('closed') instanceof StoreUnreachableError));
+    });
+
+    it('tells onAnswer of each call Redis answered, with its requests and time; not of a failed one', async () => {
+      const told: { items: number; ms: number }[] = [];
+      const batcher = new TickBatcher<Item, string>({
+        send: (items) => (items[0]?.value === 'fails' ? Promise.reject(new Error('down')) : Promise.resolve(items.map((item) => item.value))),
+        groupOf: (item) => item.group,
+        maxBatch: 100,
+        timeoutMs: 1000,
+        onAnswer: (items, ms) => told.push({ items, ms }),
+      });
+      const heard = listener();
+      for (const value of ['a', 'b', 'c']) batcher.submit({ group: 1, value }, heard.onResult, heard.onError, value);
+      batcher.submit({ group: 2, value: 'fails' }, heard.onResult, heard.onError, 'fails');
+      await until(() => heard.results.length === 3 && heard.errors.length === 1);
+      assert.deepEqual(told.map((t) => t.items), [3]);
+      assert.ok((told[0]?.ms ?? -1) >= 0);
     });
 
     /** Runs `body` with every uncaught exception and process warning recorded instead of handled by mocha or printed. */

@@ -6,8 +6,11 @@
  */
 import assert from 'node:assert/strict';
 import { baselineOf, decideWindow, type Ping, type WindowBaseline } from '../../../src/core/window/sliding-window';
-import { decideAll, runGrid } from '../../../src/tune/grid';
-import { parseList, ruleOf, withCurrent } from '../../../src/tune/grid-spec';
+import { cellSettings, decideAll, decideEach, DEFAULT_DEADBANDS, runGrid, type GridRule } from '../../../src/tune/grid';
+import { NO_FIX, POOR_FIX } from '../../../src/core/window/fix-quality';
+import { runJob, type Reply, type WhatIfJob } from '../../../src/tune/jobs';
+import { whatIf } from '../../../src/tune/what-if';
+import { nodeRule, parseList, readRuleOf, ruleOf, withCurrent } from '../../../src/tune/grid-spec';
 import { PingColumnsBuilder, type PingColumns } from '../../../src/core/window/ping-columns';
 
 const T0 = Date.parse('2026-07-16T09:00:00Z');
@@ -16,7 +19,7 @@ const METRE = 0.00001;
 
 function columnsOf(pings: Ping[], arrivals?: number[]): PingColumns {
   const builder = new PingColumnsBuilder();
-  pings.forEach((p, i) => builder.add({ heading: NaN, accuracy: 0, events: 0, ...p }, arrivals?.[i] ?? NaN));
+  pings.forEach((p, i) => builder.add({ heading: NaN, accuracy: 0, events: 0, value: NaN, ...p }, arrivals?.[i] ?? NaN));
   return builder.build();
 }
 
@@ -98,9 +101,77 @@ describe('tune/grid', function () {
   });
 
   it('keeps the node\'s other settings: its clock guard off when it turned it off, the default for the command', function () {
-    assert.deepEqual(ruleOf({ ttlSeconds: 600 }), { ttlSeconds: 600, maxAssets: 100_000, maxAheadSeconds: 300 });
-    assert.deepEqual(ruleOf({ ttlSeconds: 600, maxAssets: 50, minSeconds: 60, minHeadingDegrees: 30 }, 'node'), { ttlSeconds: 600, maxAssets: 50, minHeadingDegrees: 30 });
-    assert.deepEqual(ruleOf({ ttlSeconds: 600, maxAheadSeconds: 120 }, 'node'), { ttlSeconds: 600, maxAssets: 100_000, maxAheadSeconds: 120 });
+    assert.deepEqual(ruleOf({ ttlSeconds: 600 }), { ttlSeconds: 600, maxAssets: 100_000, maxAheadSeconds: 300, noFix: true });
+    assert.deepEqual(nodeRule({ ttlSeconds: 600, maxAssets: 50, minSeconds: 60, minMetres: 25, minHeadingDegrees: 30 }), { ttlSeconds: 600, maxAssets: 50, minHeadingDegrees: 30 });
+    assert.deepEqual(nodeRule({ ttlSeconds: 600, maxAssets: 100_000, minSeconds: 60, minMetres: 25, maxAheadSeconds: 120 }), { ttlSeconds: 600, maxAssets: 100_000, maxAheadSeconds: 120 });
+  });
+
+  describe('issue 29: every guard of the node, and value mode', function () {
+    it('runs the node\'s guards: no-fix and poor-fix as read, jumps with the candidate the store keeps', function () {
+      const pings: Ping[] = [
+        { assetId: 'a', t: T0, lat: 52.5, lon: 13.4 },
+        { assetId: 'a', t: T0 + 10_000, lat: 0, lon: 0, fix: NO_FIX },
+        { assetId: 'a', t: T0 + 20_000, lat: 52.5, lon: 13.4, fix: POOR_FIX },
+        { assetId: 'a', t: T0 + 30_000, lat: 52.6, lon: 13.4 },
+        { assetId: 'a', t: T0 + 40_000, lat: 52.6 + 100 * METRE, lon: 13.4 },
+        { assetId: 'a', t: T0 + 50_000, lat: 52.6 + 200 * METRE, lon: 13.4 },
+      ];
+      const columns = columnsOf(pings);
+      assert.deepEqual(decideAll(columns, { ...RULE, minSeconds: 60, minMetres: 25, maxSpeedKmh: 150 }).reasons, { first: 1, 'no-fix': 1, 'poor-fix': 1, jump: 2, relocated: 1 });
+      assert.deepEqual(decideAll(columns, { ...RULE, minSeconds: 60, minMetres: 25 }).reasons, { first: 1, 'no-fix': 1, 'poor-fix': 1, moved: 3 }, 'no jump guard');
+      const seen: string[] = [];
+      decideEach(columns, { ...RULE, minSeconds: 60, minMetres: 25, maxSpeedKmh: 150 }, (outcome, i) => seen.push(`${i} ${outcome.reason}`));
+      assert.deepEqual(seen, ['0 first', '1 no-fix', '2 poor-fix', '3 jump', '4 jump', '5 relocated']);
+    });
+
+    it('makes a value-mode grid Heartbeat × Deadband, and carries the values', function () {
+      const pings: Ping[] = [40, 41, 42, 46, 46].map((value, i) => ({ assetId: 'bin', t: T0 + i * 900_000, lat: 0, lon: 0, value }));
+      const rule = { ...RULE, mode: 'value' as const };
+      const cells = runGrid(columnsOf(pings), { seconds: [21_600], metres: [25], deadbands: [1, 5, 10] }, rule);
+      assert.deepEqual(
+        cells.map((c) => [c.minSeconds, c.deadband, c.minMetres, c.admitted, c.reasons]),
+        [
+          [21_600, 1, undefined, 4, { first: 1, changed: 3, unchanged: 1 }],
+          [21_600, 5, undefined, 2, { first: 1, changed: 1, unchanged: 3 }],
+          [21_600, 10, undefined, 1, { first: 1, unchanged: 4 }],
+        ],
+      );
+      assert.deepEqual(cellSettings({ seconds: [60], metres: [25] }, rule).map((s) => s.deadband), DEFAULT_DEADBANDS, 'the default deadbands');
+      assert.equal(whatIf(columnsOf(pings), { spec: { seconds: [60], metres: [25] }, rule, heartbeatSeconds: 60 }).jitter, null, 'a reading has no parked jitter');
+    });
+
+    it('takes every guard and the mode from a node\'s settings, and gives reading its part', function () {
+      const node = {
+        ttlSeconds: 600,
+        maxAssets: 50,
+        noFix: true,
+        minSatellites: 4,
+        maxHdop: 2.5,
+        maxSpeedKmh: 150,
+        relocateAfterSeconds: 900,
+        relocateAfterPings: 2,
+        mode: 'value' as const,
+        deadband: 5,
+        deadbandPercent: true,
+      };
+      const rule = nodeRule({ ...node, minSeconds: 60, minMetres: 25 });
+      assert.deepEqual(rule, node);
+      assert.deepEqual(readRuleOf(rule), { mode: 'value', noFix: true, minSatellites: 4, maxHdop: 2.5 });
+      assert.deepEqual(nodeRule({ ttlSeconds: 600, maxAssets: 100_000, minSeconds: 60, minMetres: 25 }), { ttlSeconds: 600, maxAssets: 100_000 }, 'a node without them has them off');
+      assert.deepEqual(ruleOf({ ttlSeconds: 600, noFix: false }), { ttlSeconds: 600, maxAssets: 100_000, maxAheadSeconds: 300 }, 'the command, no-fix turned off');
+      assert.deepEqual(ruleOf({ ttlSeconds: 600, maxSpeedKmh: 150, mode: 'value', deadbandPercent: true }), { ttlSeconds: 600, maxAssets: 100_000, maxAheadSeconds: 300, noFix: true, maxSpeedKmh: 150, mode: 'value', deadbandPercent: true }, 'the command\'s guards and mode');
+      assert.deepEqual(withCurrent({ seconds: [60], metres: [5], deadbands: [1, 10] }, 60, 5, 5), { seconds: [60], metres: [5], deadbands: [1, 5, 10] });
+      assert.deepEqual(withCurrent({ seconds: [60], metres: [5] }, 60, 5, 3).deadbands, [1, 2, 3, 5, 10, 20]);
+    });
+
+    it('reads an upload with the node\'s own rule: its mode and its fix guards', function () {
+      const text = new TextEncoder().encode(`id,ts,lat,lon,value\nb,2026-07-16T09:00:00Z,0,0,40\nb,2026-07-16T09:15:00Z,0,0,46\n`);
+      const replies: Reply[] = [];
+      const request = (rule: GridRule): WhatIfJob => ({ kind: 'what-if', input: { text: text.slice(), maxPings: 10 }, fields: {}, request: { spec: { seconds: [3600], metres: [25], deadbands: [5] }, rule, heartbeatSeconds: 60 } });
+      runJob(request({ ttlSeconds: 3600, maxAssets: 10, mode: 'value' }), (r) => replies.push(r));
+      runJob(request({ ttlSeconds: 3600, maxAssets: 10, noFix: true }), (r) => replies.push(r));
+      const cells = replies.map((r) => (r.kind === 'what-if' ? r.result.cells[0]?.reasons : r));
+      assert.deepEqual(cells, [{ first: 1, changed: 1 }, { 'no-fix': 2 }]);
+    });
   });
 });
-

@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'fs';
 import { tmpdir } from 'os';
 import { join } from 'path';
 import fc from 'fast-check';
+import { FIX_OK, NO_FIX, POOR_FIX } from '../../../src/core/window/fix-quality';
 import { readPing } from '../../../src/core/window/ping';
 import { LineSplitter, MAX_LINE_BYTES, MAX_REPORTED_BAD_ROWS, PingFileError, readPingFile, readPingText, splitCsvLine } from '../../../src/tune/ping-file';
 
@@ -98,6 +99,47 @@ describe('tune/ping-file', function () {
     const ok = readPingText(`assetId,ts,lat,lon,heading,accuracy\nv,${T0},1,1,90,5\n`, { heading: true, accuracy: true });
     assert.equal(ok.columns.heading[0], 90);
     assert.equal(ok.columns.accuracy[0], 5);
+  });
+
+  it('reads the fix\'s validity, satellites and HDOP for a node whose rule judges them, into each ping\'s fix quality (issue 29)', function () {
+    const text = [
+      'vehicle,timestamp,latitude,longitude,fix,sats,hdop',
+      `v,${T0},52.5,13.4,A,7,0.9`,
+      `v,${T0},0,0,A,7,0.9`,
+      `v,${T0},52.5,13.4,V,7,0.9`,
+      `v,${T0},52.5,13.4,false,,`,
+      `v,${T0},52.5,13.4,,3,0.9`,
+      `v,${T0},52.5,13.4,1,7,4`,
+      `v,${T0},52.5,13.4,,,`,
+      `v,${T0},52.5,13.4,A,many,1`,
+    ].join('\n');
+    const guarded = readPingText(text, { rule: { noFix: true, minSatellites: 4, maxHdop: 2 } });
+    assert.deepEqual(Array.from(guarded.columns.fix), [FIX_OK, NO_FIX, NO_FIX, NO_FIX, POOR_FIX, POOR_FIX, FIX_OK]);
+    assert.deepEqual(guarded.mapping, { assetId: 'vehicle', time: 'timestamp', lat: 'latitude', lon: 'longitude', valid: 'fix', satellites: 'sats', hdop: 'hdop' });
+    assert.equal(guarded.badRows, 1);
+    assert.match(guarded.firstBad[0]?.problem ?? '', /^sats = "many": is not a number/);
+    // A node without those rules reads none of those columns: every row a fix, the bad one too.
+    const plain = readPingText(text);
+    assert.deepEqual(Array.from(plain.columns.fix), [0, 0, 0, 0, 0, 0, 0, 0]);
+    assert.equal(plain.mapping.valid, undefined);
+    // Only the no-fix guard: 0,0 without a validity column still is no fix.
+    const bare = readPingText(`assetId,ts,lat,lon\nv,${T0},0,0\nv,${T0},1,1\n`, { rule: { noFix: true } });
+    assert.deepEqual(Array.from(bare.columns.fix), [NO_FIX, FIX_OK]);
+  });
+
+  it('reads value mode\'s reading instead of the position: required, recognised or named, a non-number a bad row (issue 29)', function () {
+    const text = ['device_id,ts,fill_pct,lat', `bin-A17,${T0},40,x`, `bin-A17,${T0},41.5,x`, `bin-A17,${T0},full,x`].join('\n');
+    const read = readPingText(text, { rule: { mode: 'value' } });
+    assert.deepEqual(Array.from(read.columns.value), [40, 41.5]);
+    assert.deepEqual(Array.from(read.columns.lat), [0, 0], 'no position read');
+    assert.deepEqual(read.mapping, { assetId: 'device_id', time: 'ts', value: 'fill_pct' });
+    assert.equal(read.badRows, 1);
+    assert.match(read.firstBad[0]?.problem ?? '', /^fill_pct = "full": is not a number/);
+    const named = readPingText(['id,ts,level,pct', `b,${T0},1,55`].join('\n'), { rule: { mode: 'value' } }, Infinity, { columns: { value: 'pct' } });
+    assert.deepEqual(Array.from(named.columns.value), [55]);
+    assert.throws(() => readPingText(`id,ts,lat,lon\nb,${T0},1,1\n`, { rule: { mode: 'value' } }), (error: unknown) => error instanceof PingFileError && error.code === 'header' && /no column for the value/.test(error.message));
+    // In position mode a value column is not read, and the position is required as before.
+    assert.throws(() => readPingText(`id,ts,value\nb,${T0},1\n`), (error: unknown) => error instanceof PingFileError && /latitude, longitude/.test(error.message));
   });
 
   it('recognises the common names of an export\'s columns, and says which it read', function () {

@@ -14,7 +14,7 @@ function reading(deviceId: string, seq: number, ts: unknown, fill: number): Keye
 }
 
 describe('core/sensor/idempotency-key', () => {
-  it('reproduces the three vectors of DESIGN.md', () => {
+  it('reproduces the three reference vectors, the keys of the reference design\'s idempotency_key', () => {
     assert.equal(idempotencyKey(reading('bin-A17', 41, '2026-07-16T09:00:00Z', 62.5)), 'bin-A17:41:76c73ee2946cc70e');
     assert.equal(idempotencyKey(reading('bin-A17', 42, '2026-07-16T09:00:00Z', 71)), 'bin-A17:42:ed9b14ef6ee4c460');
     assert.equal(idempotencyKey(reading('bin-B04', 8, '2026-07-16T09:00:05Z', 15)), 'bin-B04:8:22b0c123bd3acdfd');

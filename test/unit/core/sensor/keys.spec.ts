@@ -29,7 +29,7 @@ const SEED = { device_id: 'bin-A17', seq: 41, ts: '2026-07-16T09:00:00Z', fill_p
 
 describe('core/sensor/keys', () => {
   describe('readingKeyer (key mode "reading")', () => {
-    it('gives the v1 key of DESIGN.md, grouped by device', () => {
+    it('gives the reference v1 key (bin-A17, seq 41, 09:00:00Z, fill 62.5), grouped by device', () => {
       assert.deepEqual(readingKey(SEED, FLAT), { ok: true, key: 'bin-A17:41:76c73ee2946cc70e', group: 'bin-A17' });
     });
 

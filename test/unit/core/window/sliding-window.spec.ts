@@ -14,11 +14,14 @@ import {
   storedAccuracy,
   storedDegrees,
   storedHeading,
+  type JumpCandidate,
   type Ping,
   type WindowBaseline,
   type WindowRule,
+  type WindowVerdict,
 } from '../../../../src/core/window/sliding-window';
-import { WINDOW_REASON_BY_CODE, WINDOW_REASONS, type WindowReason } from '../../../../src/core/window/window-reasons';
+import { NO_FIX, POOR_FIX } from '../../../../src/core/window/fix-quality';
+import { REASON_ORDER, WINDOW_REASON_BY_CODE, WINDOW_REASONS, type WindowReason } from '../../../../src/core/window/window-reasons';
 import { MemoryWindowStore } from '../../../../src/stores/memory-window-store';
 
 const RULE: WindowRule = { minSeconds: 60, minMetres: 25 };
@@ -28,6 +31,8 @@ const LAT = 52.5200087;
 const LON = 13.4049547;
 /** About 1.11 m of latitude per 1e-5 degree. */
 const METRE = 1 / 111_195;
+/** Metres north, as degrees of latitude (a meridian degree of the haversine sphere). */
+const north = (metres: number): number => metres / ((6_371_008.8 * Math.PI) / 180);
 
 const baseline: WindowBaseline = baselineOf({ assetId: 'veh-1', t: BASE_MS, lat: LAT, lon: LON });
 const ping = (seconds: number, more: Partial<Ping> = {}): Ping => ({ assetId: 'veh-1', t: BASE_MS + seconds * 1000, lat: LAT, lon: LON, ...more });
@@ -35,16 +40,41 @@ const ping = (seconds: number, more: Partial<Ping> = {}): Ping => ({ assetId: 'v
 const NOW = BASE_MS + 3_600_000;
 
 describe('core/window/window-reasons', () => {
-  it('lists the reasons in the order the rule checks them, each with its own one-byte code', () => {
-    assert.deepEqual(Object.keys(WINDOW_REASONS), ['ahead', 'first', 'replayed', 'late', 'elapsed', 'event', 'moved', 'turned', 'window']);
+  it('keeps the codes it gave (they travel in Redis replies and index the metrics) and appends new ones, each its own byte', () => {
+    assert.deepEqual(
+      Object.entries(WINDOW_REASONS).map(([reason, { code }]) => [reason, code]),
+      [
+        ['ahead', 1],
+        ['first', 2],
+        ['replayed', 3],
+        ['late', 4],
+        ['elapsed', 5],
+        ['event', 6],
+        ['moved', 7],
+        ['turned', 8],
+        ['window', 9],
+        ['no-fix', 10],
+        ['poor-fix', 11],
+        ['jump', 12],
+        ['relocated', 13],
+        ['changed', 14],
+        ['unchanged', 15],
+      ],
+    );
     const codes = Object.values(WINDOW_REASONS).map((r) => r.code);
     assert.equal(new Set(codes).size, codes.length);
     for (const code of codes) assert.ok(Number.isInteger(code) && code > 0 && code < 256);
   });
 
-  it('admits on first, replayed, elapsed, event, moved and turned only', () => {
+  it('writes down the order of checking for each mode, every reason in one of them', () => {
+    assert.deepEqual(REASON_ORDER.position, ['ahead', 'no-fix', 'poor-fix', 'first', 'replayed', 'late', 'jump', 'relocated', 'elapsed', 'event', 'moved', 'turned', 'window']);
+    assert.deepEqual(REASON_ORDER.value, ['ahead', 'first', 'replayed', 'late', 'elapsed', 'event', 'changed', 'unchanged']);
+    assert.deepEqual(new Set([...REASON_ORDER.position, ...REASON_ORDER.value]), new Set(Object.keys(WINDOW_REASONS)));
+  });
+
+  it('admits on first, replayed, elapsed, event, moved, turned, relocated and changed only', () => {
     const admitting = (Object.keys(WINDOW_REASONS) as WindowReason[]).filter((r) => WINDOW_REASONS[r].admit);
-    assert.deepEqual(admitting, ['first', 'replayed', 'elapsed', 'event', 'moved', 'turned']);
+    assert.deepEqual(admitting, ['first', 'replayed', 'elapsed', 'event', 'moved', 'turned', 'relocated', 'changed']);
   });
 
   it('decodes every code back to its reason, and nothing else', () => {
@@ -63,6 +93,7 @@ describe('core/window/sliding-window decideWindow', () => {
         dtSeconds: null,
         distanceMetres: null,
         headingChange: null,
+        valueChange: null,
       });
     });
 
@@ -73,6 +104,7 @@ describe('core/window/sliding-window decideWindow', () => {
         dtSeconds: 4,
         distanceMetres: 0,
         headingChange: null,
+        valueChange: null,
       });
     });
 
@@ -93,11 +125,12 @@ describe('core/window/sliding-window decideWindow', () => {
         dtSeconds: 61,
         distanceMetres: 0,
         headingChange: null,
+        valueChange: null,
       });
     });
 
     it('treats a ping at the same instant, or older, as late, and does not measure it', () => {
-      assert.deepEqual(decideWindow(baseline, ping(0), RULE, NOW), { admit: false, reason: 'late', dtSeconds: 0, distanceMetres: null, headingChange: null });
+      assert.deepEqual(decideWindow(baseline, ping(0), RULE, NOW), { admit: false, reason: 'late', dtSeconds: 0, distanceMetres: null, headingChange: null, valueChange: null });
       // Late even when far away: an older fix never becomes the baseline.
       assert.deepEqual(decideWindow(baseline, ping(-100, { lat: LAT + 1 }), RULE, NOW), {
         admit: false,
@@ -105,6 +138,7 @@ describe('core/window/sliding-window decideWindow', () => {
         dtSeconds: -100,
         distanceMetres: null,
         headingChange: null,
+        valueChange: null,
       });
     });
 
@@ -145,7 +179,7 @@ describe('core/window/sliding-window decideWindow', () => {
       assert.equal(headingChange(10, 200), 170);
       const from359 = baselineOf({ ...ping(0), heading: 359 });
       const verdict = decideWindow(from359, ping(5, { heading: 1 }), TURN, NOW);
-      assert.deepEqual(verdict, { admit: true, reason: 'turned', dtSeconds: 5, distanceMetres: 0, headingChange: 2 });
+      assert.deepEqual(verdict, { admit: true, reason: 'turned', dtSeconds: 5, distanceMetres: 0, headingChange: 2, valueChange: null });
       assert.equal(decideWindow(from359, ping(5, { heading: 1 }), { ...RULE, minHeadingDegrees: 2.01 }, NOW).reason, 'window');
     });
 
@@ -200,6 +234,7 @@ describe('core/window/sliding-window decideWindow', () => {
         dtSeconds: 5,
         distanceMetres: 0,
         headingChange: null,
+        valueChange: null,
       });
     });
 
@@ -225,7 +260,7 @@ describe('core/window/sliding-window decideWindow', () => {
       const atLimit = { ...ping(0), t: now + 300_000 };
       const justOver = { ...ping(0), t: now + 300_001 };
       assert.equal(decideWindow(undefined, atLimit, GUARD, now).reason, 'first');
-      assert.deepEqual(decideWindow(undefined, justOver, GUARD, now), { admit: false, reason: 'ahead', dtSeconds: null, distanceMetres: null, headingChange: null });
+      assert.deepEqual(decideWindow(undefined, justOver, GUARD, now), { admit: false, reason: 'ahead', dtSeconds: null, distanceMetres: null, headingChange: null, valueChange: null });
       const earlier = baselineOf({ ...ping(0), t: now - 120_000 });
       assert.equal(decideWindow(earlier, atLimit, GUARD, now).reason, 'elapsed');
       const ahead = decideWindow(earlier, justOver, GUARD, now);
@@ -295,6 +330,7 @@ describe('core/window/sliding-window decideWindow', () => {
         dtSeconds: null,
         distanceMetres: null,
         headingChange: null,
+        valueChange: null,
       });
     });
 
@@ -353,5 +389,241 @@ describe('core/window/sliding-window baselineOf (the precision both stores keep)
     const once = baselineOf({ assetId: 'a', t: BASE_MS, lat: 52.123456789, lon: 13.987654321, heading: 271.239, accuracy: 7.77, events: 99 });
     const twice = baselineOf({ assetId: 'a', ...once });
     assert.deepEqual(twice, once);
+  });
+});
+
+/** A store's loop in a few lines: each ping decided against the last admitted one, with the asset's jump candidate. */
+function chain(rule: WindowRule, pings: readonly Ping[], nowMs = NOW): { verdicts: WindowVerdict[]; candidate: JumpCandidate; baseline: WindowBaseline | undefined } {
+  let last: WindowBaseline | undefined;
+  const candidate: JumpCandidate = { t: 0, lat: 0, lon: 0, count: 0 };
+  const verdicts = pings.map((p) => {
+    const v = decideWindow(last, p, rule, nowMs, candidate);
+    if (v.admit && v.reason !== 'replayed') last = baselineOf(p);
+    return v;
+  });
+  return { verdicts, candidate, baseline: last };
+}
+
+const reasonsOf = (verdicts: readonly WindowVerdict[]): string[] => verdicts.map((v) => v.reason);
+
+describe('core/window/sliding-window: the fix quality (issue 29)', () => {
+  const noFix = (seconds: number, more: Partial<Ping> = {}): Ping => ping(seconds, { lat: 0, lon: 0, fix: NO_FIX, ...more });
+
+  it('suppresses a ping read as no fix as `no-fix`, and it never becomes the baseline: fix, 0,0, the same fix 20 s later', () => {
+    const { verdicts } = chain(RULE, [ping(0), noFix(10), ping(20)]);
+    assert.deepEqual(reasonsOf(verdicts), ['first', 'no-fix', 'window']);
+    assert.deepEqual(verdicts[1], { admit: false, reason: 'no-fix', dtSeconds: 10, distanceMetres: null, headingChange: null, valueChange: null });
+    assert.equal(verdicts[2]?.distanceMetres, 0, 'judged against the real baseline');
+  });
+
+  it('sets no first baseline either: 0,0 before the first fix is no-fix, and the first fix is first', () => {
+    assert.deepEqual(reasonsOf(chain(RULE, [noFix(0), noFix(5), ping(10), ping(15)]).verdicts), ['no-fix', 'no-fix', 'first', 'window']);
+    assert.deepEqual(decideWindow(undefined, noFix(0), RULE, NOW), { admit: false, reason: 'no-fix', dtSeconds: null, distanceMetres: null, headingChange: null, valueChange: null });
+  });
+
+  it('suppresses a poor fix as `poor-fix`, never the baseline', () => {
+    const poor = ping(70, { lat: LAT + 0.01, fix: POOR_FIX });
+    assert.deepEqual(reasonsOf(chain(RULE, [ping(0), poor, ping(75)]).verdicts), ['first', 'poor-fix', 'elapsed']);
+    assert.equal(decideWindow(undefined, poor, RULE, NOW).reason, 'poor-fix');
+  });
+
+  it('checks ahead, then no-fix and poor-fix, before first, replayed, late and everything else', () => {
+    const guard: WindowRule = { ...RULE, maxAheadSeconds: 300 };
+    assert.equal(decideWindow(undefined, { ...noFix(0), t: NOW + 301_000 }, guard, NOW).reason, 'ahead');
+    assert.equal(decideWindow(baseline, noFix(-10), RULE, NOW).reason, 'no-fix', 'before late');
+    assert.equal(decideWindow(baseline, { ...ping(0), fix: POOR_FIX, retry: true }, RULE, NOW).reason, 'poor-fix', 'before replayed');
+    assert.equal(decideWindow(baseline, ping(61, { fix: POOR_FIX }), RULE, NOW).reason, 'poor-fix', 'before elapsed');
+  });
+
+  it('is not a rule of value mode: a reading has no fix', () => {
+    const rule: WindowRule = { ...RULE, mode: 'value' };
+    assert.equal(decideWindow(undefined, { ...noFix(0), value: 5 }, rule, NOW).reason, 'first');
+  });
+});
+
+describe('core/window/sliding-window: the jump guard (issue 29)', () => {
+  /** Max speed 150 km/h, Heartbeat 60 s (so a silence of more than 600 s relocates), Movement 25 m. */
+  const JUMP: WindowRule = { minSeconds: 60, minMetres: 25, maxSpeedKmh: 150 };
+  const at = (seconds: number, metresNorth: number, more: Partial<Ping> = {}): Ping => ping(seconds, { lat: LAT + metresNorth * METRE, ...more });
+
+  it('is off unless maxSpeedKmh is more than 0: a move at any speed is `moved`', () => {
+    for (const rule of [RULE, { ...RULE, maxSpeedKmh: 0 }]) assert.deepEqual(reasonsOf(chain(rule, [at(0, 0), at(10, 5000)]).verdicts), ['first', 'moved']);
+  });
+
+  it('suppresses a move faster than maxSpeedKmh as `jump`, never the baseline, and makes it the candidate', () => {
+    // 5 km in 10 s: 1800 km/h.
+    const { verdicts, candidate, baseline: kept } = chain(JUMP, [at(0, 0), at(10, 5000), at(20, 10)]);
+    assert.deepEqual(reasonsOf(verdicts), ['first', 'jump', 'window']);
+    const jump = verdicts[1] as WindowVerdict;
+    assert.equal(jump.admit, false);
+    assert.equal(jump.dtSeconds, 10);
+    assert.ok(Math.abs((jump.distanceMetres as number) - 5000) < 1);
+    assert.equal(kept?.t, BASE_MS, 'the baseline is still the first ping');
+    assert.equal(candidate.count, 0, 'a ping judged and not a jump clears the candidate');
+  });
+
+  it('keeps the candidate at the stored precision, with its count', () => {
+    const candidate: JumpCandidate = { t: 0, lat: 0, lon: 0, count: 0 };
+    const far = at(10, 5000, { lon: LON + 0.000000049 });
+    assert.equal(decideWindow(baseline, far, JUMP, NOW, candidate).reason, 'jump');
+    assert.deepEqual(candidate, { t: far.t, lat: storedDegrees(far.lat), lon: storedDegrees(far.lon), count: 1 });
+  });
+
+  it('judges the speed strictly: exactly maxSpeedKmh is not a jump', () => {
+    // 150 km/h for 12 s is 500 m.
+    const exactly = ping(12, { lat: LAT + north(500) });
+    const verdict = decideWindow(baseline, exactly, JUMP, NOW);
+    const speed = ((verdict.distanceMetres as number) / 12) * 3.6;
+    assert.equal(verdict.reason, speed > 150 ? 'jump' : 'moved', `${speed} km/h`);
+    assert.equal(decideWindow(baseline, exactly, { ...JUMP, maxSpeedKmh: speed }, NOW).reason, 'moved', 'at the limit');
+    assert.equal(decideWindow(baseline, exactly, { ...JUMP, maxSpeedKmh: speed * (1 - 1e-9) }, NOW).reason, 'jump', 'a hair over it');
+  });
+
+  it('never calls jitter a jump: a move under Movement, or within both fixes\' accuracies, locks nothing however fast', () => {
+    // 20 m in 0.1 s is 720 km/h, but under Movement.
+    assert.equal(decideWindow(baseline, { ...at(0, 20), t: BASE_MS + 100 }, JUMP, NOW).reason, 'window');
+    // 40 m in 0.2 s, with 25 m and 20 m accuracies: inside the jitter.
+    const accurate = baselineOf({ ...ping(0), accuracy: 25 });
+    assert.equal(decideWindow(accurate, { ...at(0, 40, { accuracy: 20 }), t: BASE_MS + 200 }, JUMP, NOW).reason, 'window');
+    assert.equal(decideWindow(accurate, { ...at(0, 50, { accuracy: 20 }), t: BASE_MS + 200 }, JUMP, NOW).reason, 'jump', 'beyond both accuracies');
+  });
+
+  it('relocates the asset after relocateAfterPings (3) jumps that agree with each other: jump, jump, relocated', () => {
+    // Driven 5 km north while the first fixes were bad: each ping 10 s and 150 m after the last, 54 km/h.
+    const pings = [at(0, 0), at(10, 5000), at(20, 5150), at(30, 5300), at(40, 5450), at(50, 5600)];
+    const { verdicts, candidate, baseline: kept } = chain(JUMP, pings);
+    assert.deepEqual(reasonsOf(verdicts), ['first', 'jump', 'jump', 'relocated', 'moved', 'moved']);
+    const relocated = verdicts[3] as WindowVerdict;
+    assert.equal(relocated.admit, true);
+    assert.ok(Math.abs((relocated.distanceMetres as number) - 5300) < 1, 'measured from the old baseline');
+    assert.equal(candidate.count, 0, 'cleared by the relocation');
+    assert.equal(kept?.t, (pings[5] as Ping).t, 'what follows is decided against the new position');
+  });
+
+  it('counts only jumps that agree: one that disagrees with the candidate starts a count of its own', () => {
+    // 5 km north, then 5 km south 10 s later (10 km from the candidate: 3600 km/h), then north again.
+    const { verdicts, candidate } = chain(JUMP, [at(0, 0), at(10, 5000), at(20, -5000), at(30, 5000), at(40, 5100)]);
+    assert.deepEqual(reasonsOf(verdicts), ['first', 'jump', 'jump', 'jump', 'jump']);
+    assert.equal(candidate.count, 2, 'the last two agree');
+  });
+
+  it('starts over after a ping that is no jump, and takes a jump older than the candidate as a count of 1', () => {
+    const again = chain(JUMP, [at(0, 0), at(10, 5000), at(20, 20), at(30, 5000), at(40, 5100)]);
+    assert.deepEqual(reasonsOf(again.verdicts), ['first', 'jump', 'window', 'jump', 'jump']);
+    assert.equal(again.candidate.count, 2);
+    const older = chain(JUMP, [at(0, 0), at(20, 5000), at(15, 5010)]);
+    assert.deepEqual(reasonsOf(older.verdicts), ['first', 'jump', 'jump']);
+    assert.equal(older.candidate.count, 1, 'not newer than the candidate: no agreement');
+    assert.equal(older.candidate.t, BASE_MS + 15_000);
+  });
+
+  it('never judges a late ping by speed, and a late ping leaves the candidate as it is; so do ahead, no-fix and poor-fix', () => {
+    const rule: WindowRule = { ...JUMP, maxAheadSeconds: 300 };
+    const pings: Ping[] = [at(100, 0), at(110, 5000), at(50, 90_000), at(115, 5000, { fix: NO_FIX }), at(116, 5000, { fix: POOR_FIX }), { ...at(117, 5000), t: NOW + 400_000 }, at(120, 5100), at(130, 5200)];
+    const { verdicts } = chain(rule, pings);
+    assert.deepEqual(reasonsOf(verdicts), ['first', 'jump', 'late', 'no-fix', 'poor-fix', 'ahead', 'jump', 'relocated']);
+  });
+
+  it('relocates without judging the speed after a silence of more than relocateAfterSeconds (default ten Heartbeats)', () => {
+    // Silent for 20 min, back 500 km away: 1500 km/h, yet the asset was carried (a ferry, a lorry, a repair).
+    assert.deepEqual(reasonsOf(chain(JUMP, [at(0, 0), at(1200, 500_000)]).verdicts), ['first', 'relocated']);
+    // 600 s is not more than 600 s: judged, and 500 km in 10 min is a jump.
+    assert.deepEqual(reasonsOf(chain(JUMP, [at(0, 0), at(600, 500_000)]).verdicts), ['first', 'jump']);
+    assert.deepEqual(reasonsOf(chain({ ...JUMP, relocateAfterSeconds: 300 }, [at(0, 0), at(301, 500_000)]).verdicts), ['first', 'relocated']);
+    // Back at the same place after the silence: the ordinary rules.
+    assert.deepEqual(reasonsOf(chain(JUMP, [at(0, 0), at(1200, 10)]).verdicts), ['first', 'elapsed']);
+  });
+
+  it('the Traccar lock-out case: silent 2 h, back 50 km away at 150 km/h max: the first ping back is `relocated`, the rest decided from there', () => {
+    const back = 2 * 3600;
+    const { verdicts } = chain(JUMP, [at(0, 0), at(back, 50_000), at(back + 10, 50_020), at(back + 20, 50_100), at(back + 30, 51_100)]);
+    assert.deepEqual(reasonsOf(verdicts), ['first', 'relocated', 'window', 'moved', 'jump']);
+  });
+
+  it('relocates on the first jump when relocateAfterPings is 1', () => {
+    assert.deepEqual(reasonsOf(chain({ ...JUMP, relocateAfterPings: 1 }, [at(0, 0), at(10, 5000)]).verdicts), ['first', 'relocated']);
+  });
+
+  it('checks the jump before elapsed, event, moved and turned', () => {
+    const start = baselineOf({ ...ping(0), heading: 0, events: eventFingerprint(['idle']) });
+    // 61 s and 5 km: past the Heartbeat, but at 295 km/h.
+    assert.equal(decideWindow(start, at(61, 5000, { heading: 90, events: eventFingerprint(['alarm']) }), { ...JUMP, minHeadingDegrees: 10 }, NOW).reason, 'jump');
+  });
+
+  it('works without a candidate to keep (a caller that keeps none): every jump is the first', () => {
+    assert.equal(decideWindow(baseline, at(10, 5000), JUMP, NOW).reason, 'jump');
+    assert.equal(decideWindow(baseline, at(10, 5000), JUMP, NOW).reason, 'jump');
+  });
+});
+
+describe('core/window/sliding-window: value mode (issue 29)', () => {
+  const QUARTER = 15 * 60;
+  const HOURS_6 = 6 * 3600;
+  const VALUE: WindowRule = { minSeconds: HOURS_6, minMetres: 25, mode: 'value', deadband: 5 };
+  const reading = (seconds: number, value: number, more: Partial<Ping> = {}): Ping => ({ assetId: 'bin-A17', t: BASE_MS + seconds * 1000, lat: 0, lon: 0, value, ...more });
+
+  it('the deadband test: 40, 41, 42, 46, 46 every 15 min, deadband 5, Heartbeat 6 h: first, unchanged, unchanged, changed (6 from 40), unchanged', () => {
+    const { verdicts } = chain(VALUE, [40, 41, 42, 46, 46].map((v, i) => reading(i * QUARTER, v)));
+    assert.deepEqual(reasonsOf(verdicts), ['first', 'unchanged', 'unchanged', 'changed', 'unchanged']);
+    assert.deepEqual(verdicts.map((v) => v.admit), [true, false, false, true, false]);
+    assert.deepEqual(verdicts[3], { admit: true, reason: 'changed', dtSeconds: 3 * QUARTER, distanceMetres: null, headingChange: null, valueChange: 6 });
+    assert.equal(verdicts[4]?.valueChange, 0, 'measured from the new baseline, 46');
+  });
+
+  it('the same series with no change for 6 h 15 min is admitted at 0 and once more at 6 h (`elapsed`)', () => {
+    const pings = Array.from({ length: 26 }, (_, i) => reading(i * QUARTER, 40));
+    const { verdicts } = chain(VALUE, pings);
+    const admitted = verdicts.flatMap((v, i) => (v.admit ? [[i * QUARTER, v.reason]] : []));
+    assert.deepEqual(admitted, [
+      [0, 'first'],
+      [HOURS_6, 'elapsed'],
+    ]);
+  });
+
+  it('counts a change either way, exactly at the deadband, and never 0 to 0, even with a deadband of 0', () => {
+    assert.deepEqual(reasonsOf(chain(VALUE, [reading(0, 40), reading(60, 35), reading(120, 39.9)]).verdicts), ['first', 'changed', 'unchanged']);
+    assert.equal(decideWindow(baselineOf(reading(0, 40)), reading(60, 34), VALUE, NOW).valueChange, -6);
+    const any: WindowRule = { ...VALUE, deadband: 0 };
+    assert.deepEqual(reasonsOf(chain(any, [reading(0, 0), reading(60, 0), reading(120, 0.001), reading(180, 0.001)]).verdicts), ['first', 'unchanged', 'changed', 'unchanged']);
+    assert.equal(decideWindow(baselineOf(reading(0, 7)), reading(60, 7), { ...VALUE, deadband: undefined }, NOW).reason, 'unchanged', 'no deadband: any change, and this is none');
+  });
+
+  it('takes a percent deadband of the last admitted value: 10 % of 40 is 4', () => {
+    const percent: WindowRule = { ...VALUE, deadband: 10, deadbandPercent: true };
+    assert.deepEqual(reasonsOf(chain(percent, [reading(0, 40), reading(60, 43.9), reading(120, 44), reading(180, 48)]).verdicts), ['first', 'unchanged', 'changed', 'unchanged']);
+    assert.equal(decideWindow(baselineOf(reading(0, -40)), reading(60, -44), percent, NOW).reason, 'changed', 'of the absolute value');
+    // From 0, every change that is one counts (10 % of 0 is 0), and 0 to 0 still does not.
+    assert.deepEqual(reasonsOf(chain(percent, [reading(0, 0), reading(60, 0), reading(120, 0.5)]).verdicts), ['first', 'unchanged', 'changed']);
+  });
+
+  it('keeps the value exactly, as the baseline', () => {
+    const b = baselineOf(reading(0, 0.1 + 0.2));
+    assert.equal(b.value, 0.1 + 0.2);
+    assert.equal(decideWindow(b, reading(60, 0.3), { ...VALUE, deadband: 0 }, NOW).reason, 'changed', '0.3 is not 0.1 + 0.2');
+  });
+
+  it('checks ahead, first, replayed, late, elapsed, event, changed, unchanged in that order', () => {
+    const rule: WindowRule = { ...VALUE, maxAheadSeconds: 300 };
+    const idle = baselineOf(reading(0, 40, { events: 1 }));
+    // The host's clock 7 h after the baseline, so that 6 h after it is not ahead.
+    const NOW = BASE_MS + 7 * 3_600_000;
+    assert.equal(decideWindow(undefined, reading(0, 40, { t: NOW + 301_000 }), rule, NOW).reason, 'ahead');
+    assert.equal(decideWindow(undefined, reading(0, 40, { retry: true }), rule, NOW).reason, 'first');
+    assert.equal(decideWindow(idle, reading(0, 40, { events: 1, retry: true }), rule, NOW).reason, 'replayed');
+    assert.equal(decideWindow(idle, reading(0, 41, { events: 1, retry: true }), rule, NOW).reason, 'late', 'another value: not the baseline');
+    assert.equal(decideWindow(idle, reading(-60, 90, { events: 2 }), rule, NOW).reason, 'late');
+    assert.equal(decideWindow(idle, reading(HOURS_6, 90, { events: 2 }), rule, NOW).reason, 'elapsed');
+    assert.equal(decideWindow(idle, reading(60, 90, { events: 2 }), rule, NOW).reason, 'event');
+    assert.equal(decideWindow(idle, reading(60, 90, { events: 1 }), rule, NOW).reason, 'changed');
+    assert.equal(decideWindow(idle, reading(60, 41, { events: 1 }), rule, NOW).reason, 'unchanged');
+  });
+
+  it('has no jump guard and no fix: a reading is judged by its value and time alone', () => {
+    const rule: WindowRule = { ...VALUE, maxSpeedKmh: 1, noFix: true, minSatellites: 9 };
+    assert.deepEqual(reasonsOf(chain(rule, [reading(0, 40, { fix: NO_FIX }), reading(1, 90, { lat: 50, fix: POOR_FIX })]).verdicts), ['first', 'changed']);
+  });
+
+  it('takes a baseline without a value (written in position mode before the mode changed) as no reading: the next one is a change', () => {
+    assert.equal(decideWindow(baselineOf(ping(0)), reading(60, 40), VALUE, NOW).reason, 'changed');
   });
 });

@@ -1,6 +1,7 @@
 /**
- * Sending so that nothing a message carries can stop the runtime, and so
- * that every message leaves exactly once: on an output, or to Catch.
+ * A message's way out of a node, in one place: it leaves exactly once (on
+ * an output, or to Catch) and done() is called once, whatever the message
+ * carries. Only the Outlet marks a message as left or ended.
  *
  * What bites. Node-RED copies a message with a recursive deep clone
  * (RED.util.cloneMessage): for every destination of one send() after the
@@ -53,9 +54,10 @@ export const SPARE_LEVELS = 16;
 
 type Translate = (key: string, subs?: Record<string, string | number>) => string;
 
-/** A message on its way out of a node, and how far it has got. */
+/** A message on its way out of a node, and how far it has got (the Outlet's to change). */
 export interface Leaving {
   msg: NodeMessage;
+  send: SendFunction;
   done: DoneFunction;
   /** It went out: on an output, or to Catch. */
   left: boolean;
@@ -63,12 +65,47 @@ export interface Leaving {
   ended: boolean;
 }
 
+/** A message that has not left yet, as the input handler received it. */
+export function leaving(msg: NodeMessage, send: SendFunction, done: DoneFunction): Leaving {
+  return { msg, send, done, left: false, ended: false };
+}
+
 export class Outlet {
+  /** The node is closing: Catch nodes may be stopped already. */
+  private closing = false;
+
   constructor(
     private readonly RED: NodeAPI,
     private readonly node: Node,
     private readonly t: Translate,
   ) {}
+
+  /**
+   * The message leaves on output `port`: msg (or, with `copy`, a copy of
+   * it: a later message of the same input) in a send() of its own, or, if
+   * it cannot be sent, to Catch with the reason; then it ends.
+   */
+  leave(w: Leaving, port: number, msg: NodeMessage = w.msg, copy = false): void {
+    this.send(w.send, port, msg, copy);
+    w.left = true;
+    this.finish(w);
+  }
+
+  /**
+   * The message goes to Catch with `error`, and ends. Once the node is
+   * closing, Node-RED may already have stopped the Catch node that would
+   * have received it, so the message's id and the reason go to the log as
+   * well.
+   */
+  fail(w: Leaving, error: Error): void {
+    if (this.closing) this.logError(this.t('errors.undelivered', { msgid: idOf(w.msg), error: error.message }));
+    this.finish(w, error);
+  }
+
+  /** From now on a failed message is logged as well (see fail()). */
+  closeStarted(): void {
+    this.closing = true;
+  }
 
   /**
    * Sends msg on output `port` (from 0) in a send() of its own; `copy`
@@ -126,9 +163,15 @@ export class Outlet {
     }
   }
 
-  /** finish() for a message that has no Leaving yet (the input handler, a reset). */
+  /** finish() for a message that has no Leaving yet (the input handler's). */
   end(msg: NodeMessage, done: DoneFunction, error?: Error): void {
-    this.finish({ msg, done, left: false, ended: false }, error);
+    this.finish({ msg, send: noSend, done, left: false, ended: false }, error);
+  }
+
+  /** Ends a message whatever happened to it: to Catch with `error` unless it left already. */
+  abort(w: Leaving, error: Error): void {
+    if (!w.left) this.finish(w, error);
+    else if (!w.ended) this.finish(w);
   }
 
   /**
@@ -145,9 +188,9 @@ export class Outlet {
   }
 
   /** A callback the store's batcher reports as having thrown, with no message to end: to the log. */
-  callbackFailed(thrown: unknown): void {
+  readonly callbackFailed = (thrown: unknown): void => {
     this.logError(this.t('errors.callbackFailed', { error: errorMessage(thrown) }));
-  }
+  };
 
   private unsendable(port: number, problem: unknown): Error {
     return new Error(this.t('errors.unsendable', { output: port + 1, error: errorMessage(problem) }));
@@ -178,6 +221,9 @@ export class Outlet {
     }
   }
 }
+
+/** The send of a message that has nothing to send (ended at once). */
+const noSend: SendFunction = () => undefined;
 
 /** Why a message could not be copied: never a message, whatever a message holds. */
 class CopyFailed {

@@ -1,4 +1,5 @@
 import { grown } from '../core/structures/recency-index';
+import { FIX_OK, type FixQuality } from '../core/window/fix-quality';
 import { RuleColumns } from '../core/window/rule-columns';
 import type { Ping } from '../core/window/sliding-window';
 import { blankPing, PingColumnsBuilder, type PingColumns } from '../core/window/ping-columns';
@@ -6,8 +7,8 @@ import { blankPing, PingColumnsBuilder, type PingColumns } from '../core/window/
 /**
  * A sliding-window node's recent input for the what-if: the last
  * `capacity` pings, oldest overwritten first. It holds what the rule reads
- * (asset id, device time, position, heading, accuracy, event fingerprint)
- * and the host time of the decision, never a payload; it lives in the
+ * (asset id, device time, position or value, heading, accuracy, event
+ * fingerprint, the fix's quality) and the host time of the decision, never a payload; it lives in the
  * runtime's memory only, so it is never part of a flow export.
  *
  * Columns are typed arrays written in place: recording a ping allocates
@@ -20,6 +21,7 @@ export class PingRing {
   private ids: string[] = [];
   private readonly fields = new RuleColumns();
   private arrival: Float64Array = new Float64Array(0);
+  private fix: Uint8Array = new Uint8Array(0);
   /** Where the next ping goes. */
   private head = 0;
   private count = 0;
@@ -41,6 +43,7 @@ export class PingRing {
     this.ids[i] = ping.assetId;
     this.fields.write(i, ping);
     this.arrival[i] = arrival;
+    this.fix[i] = ping.fix ?? FIX_OK;
     if (this.count < this.capacity) this.count++;
   }
 
@@ -53,6 +56,7 @@ export class PingRing {
       const i = (start + k) % this.count;
       ping.assetId = this.ids[i] as string;
       this.fields.read(i, ping);
+      ping.fix = this.fix[i] as FixQuality;
       builder.add(ping, this.arrival[i] as number);
     }
     return builder.build();
@@ -72,5 +76,6 @@ export class PingRing {
   private grow(capacity: number): void {
     this.fields.resize(capacity);
     this.arrival = grown(this.arrival, capacity);
+    this.fix = grown(this.fix, capacity);
   }
 }

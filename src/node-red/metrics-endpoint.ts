@@ -1,13 +1,16 @@
 import { register as defaultRegistry } from 'prom-client';
-import { setMetricsCounting } from '../node-red/insight';
-import { privateRegistry, setFlowNames, shareMetrics, type SharedRegistry } from './exporter';
 import { errorMessage } from '../core/parse/errors';
+import { privateRegistry, setFlowNames, shareMetrics, type SharedRegistry } from '../metrics/exporter';
+import { countReasons } from '../telemetry/decision-slots';
+import type { NodeAPI } from './api';
 
 /**
  * `GET <httpAdminRoot>/dedup/metrics`: the pack's metrics in the Prometheus
  * text format, behind the `dedup.read` permission (a Prometheus job scrapes
- * it with a Node-RED bearer token when adminAuth is on). Registered by the
- * dedup-sidebar plugin.
+ * it with a Node-RED bearer token when adminAuth is on). Served by the
+ * nodes' own modules (nodeConstructor, and the stats node's entry, ask
+ * for it as Node-RED loads them), so it is there whether or not the dedup
+ * sidebar plugin is; served once per admin app however many modules ask.
  *
  * Runtime settings (settings.js):
  * - `dedupMetrics: false` turns the metrics off: no counting, no endpoint.
@@ -18,45 +21,36 @@ import { errorMessage } from '../core/parse/errors';
  *   exporter loads it) names another; `false` keeps them in the pack's
  *   registry only.
  */
-
-interface MetricsRequest {
-  headers: Record<string, string | string[] | undefined>;
-}
-
-interface MetricsResponse {
-  status(code: number): MetricsResponse;
-  set(field: string, value: string): MetricsResponse;
-  send(body: string): void;
-}
-
-type Handler = (req: MetricsRequest, res: MetricsResponse, next: (error?: unknown) => void) => void;
-
-export interface MetricsAPI {
-  httpAdmin: { get(path: string, ...handlers: Handler[]): void };
-  auth: { needsPermission(permission: string): Handler };
-  settings: Record<string, unknown>;
-  nodes: { getNode(id: string): unknown };
-  util: { getSetting?(node: unknown, name: string): unknown };
-  log: { warn(message: string): void };
-}
-
 export const METRICS_PATH = '/dedup/metrics';
+
+/** The admin apps the endpoint is served on already (the test helper makes one per flow it loads). */
+const served = new WeakSet<object>();
 
 function isRegistry(value: unknown): value is SharedRegistry {
   return value !== null && typeof value === 'object' && typeof (value as SharedRegistry).getSingleMetric === 'function' && typeof (value as SharedRegistry).registerMetric === 'function';
 }
 
-export function registerMetricsEndpoint(RED: MetricsAPI): void {
-  const enabled = RED.settings.dedupMetrics !== false;
-  setMetricsCounting(enabled);
-  if (!enabled) return;
-
-  setFlowNames((id) => {
+/** The flow (tab) name of a running node, as the metrics' `flow` label has it; '' when not known. */
+export function flowNameOf(RED: NodeAPI, id: string): string {
+  try {
     const node = RED.nodes.getNode(id);
     if (node === null || node === undefined || RED.util.getSetting === undefined) return '';
     const name = RED.util.getSetting(node, 'NR_FLOW_NAME');
     return typeof name === 'string' ? name : '';
-  });
+  } catch {
+    // A node torn down while it is read: named without its flow this once.
+    return '';
+  }
+}
+
+export function serveMetrics(RED: NodeAPI): void {
+  if (served.has(RED.httpAdmin)) return;
+  served.add(RED.httpAdmin);
+  const enabled = RED.settings.dedupMetrics !== false;
+  countReasons(enabled);
+  if (!enabled) return;
+
+  setFlowNames((id) => flowNameOf(RED, id));
 
   const shared = RED.settings.dedupMetricsRegistry;
   if (shared !== false) {
