@@ -18,7 +18,7 @@
  */
 import Redis from 'ioredis';
 import type { Ping } from '../src/core/window/sliding-window';
-import type { Replies, SeenClaim } from '../src/stores/types';
+import type { Replies, SeenClaim, WindowSettings } from '../src/stores/types';
 import { PING_EPOCH_MS, reading, READINGS_PER_BURST, type Reading } from './data';
 import { answerParent, drive, heapAfterGc, usedMemory } from './runtime';
 
@@ -39,6 +39,13 @@ const DEVICES = 1000;
 const WINDOW = { minSeconds: 60, minMetres: 25, ttlSeconds: 21_600 };
 /** Issue 11: every fleet rule on (the pings then carry a heading, an accuracy and event values). */
 const FLEET_RULES = { ...WINDOW, minHeadingDegrees: 30, maxAheadSeconds: 300 };
+/** Issue 29's value mode: each record keeps the last admitted reading as well. */
+const VALUE_MODE = { ...WINDOW, minSeconds: 21_600, minMetres: 0, mode: 'value' as const, deadband: 5 };
+/** Issue 29's jump guard, with a jump candidate pending on every asset (its second ping is a jump). */
+const JUMP_GUARD = { ...WINDOW, maxSpeedKmh: 150 };
+
+/** What the two pings of an asset carry: the plain rule's, every fleet rule's, a reading each, or a second ping that is a jump. */
+type PingKind = 'plain' | 'fleet' | 'value' | 'jump';
 const SEEN = { ttlSeconds: WINDOW.ttlSeconds, confirm: false, leaseSeconds: 60 };
 
 /**
@@ -47,15 +54,16 @@ const SEEN = { ttlSeconds: WINDOW.ttlSeconds, confirm: false, leaseSeconds: 60 }
  * it is needed and then dropped (see above). With `fleet`, each ping also
  * has a heading, an accuracy and the fingerprint of two event fields.
  */
-function* pingsOfDistinctAssets(fleet = false, entries = ENTRIES): Generator<Ping> {
+function* pingsOfDistinctAssets(kind: PingKind = 'plain', entries = ENTRIES): Generator<Ping> {
   for (let i = 0; i < entries; i++) {
     const assetId = `veh-${String(i).padStart(6, '0')}`;
     const t = PING_EPOCH_MS + i;
     const lat = Math.round((40 + (i % 997) * 0.01 + (i % 7) * 0.000137) * 1e6) / 1e6;
     const lon = Math.round((-3 + (i % 991) * 0.01 + (i % 11) * 0.000113) * 1e6) / 1e6;
-    const extra = fleet ? { heading: (i * 37) % 360, accuracy: 3 + (i % 20) * 0.5, events: eventFingerprint([i % 2 === 0, 'ignition-on']) } : {};
-    yield { assetId, t, lat, lon, ...extra };
-    yield { assetId, t: t + 4000, lat, lon, ...extra };
+    const extra = kind === 'fleet' ? { heading: (i * 37) % 360, accuracy: 3 + (i % 20) * 0.5, events: eventFingerprint([i % 2 === 0, 'ignition-on']) } : {};
+    // Value mode: a fill level, then one within the deadband; the jump guard: 5 km in 4 s.
+    yield { assetId, t, lat, lon, ...extra, ...(kind === 'value' ? { value: 40 + (i % 50) } : {}) };
+    yield { assetId, t: t + 4000, lat: kind === 'jump' ? lat + 0.045 : lat, lon, ...extra, ...(kind === 'value' ? { value: 41 + (i % 50) } : {}) };
   }
 }
 
@@ -102,6 +110,10 @@ export interface RedisMemory {
   window: number;
   /** The same records with every fleet rule on (issue 11). */
   windowFleet: number;
+  /** Records of value mode (issue 29): each keeps its last admitted reading. */
+  windowValue: number;
+  /** Records with a jump candidate pending (issue 29's jump guard; the candidate is a field of its own). */
+  windowCandidate: number;
   seen: number;
   /** A key of the same name length with a TTL and the smallest value Redis can store. */
   floor: number;
@@ -118,13 +130,13 @@ async function entriesIn(client: Redis, pattern: string): Promise<number> {
   return entries;
 }
 
-async function windowBytes(client: Redis, settings: typeof WINDOW | typeof FLEET_RULES, fleet: boolean, settleMs: number, entries: number): Promise<number> {
+async function windowBytes(client: Redis, settings: WindowSettings, kind: PingKind, settleMs: number, entries: number): Promise<number> {
   const options = { keyPrefix: 'dedup:', cluster: false, timeoutMs: 60_000 };
   await client.flushall();
   // Right after FLUSHALL the tables are empty and reset: nothing to wait for.
   const before = await usedMemory(client, 0);
   const store = new RedisWindowStore(client, settings, options);
-  await drive(pingsOfDistinctAssets(fleet, entries), 5000, (ping, replies) => store.decide(ping, replies, undefined));
+  await drive(pingsOfDistinctAssets(kind, entries), 5000, (ping, replies) => store.decide(ping, replies, undefined));
   const bytes = ((await usedMemory(client, settleMs)) - before) / entries;
   const records = await entriesIn(client, 'dedup:sw:#*');
   if (records !== entries) throw new Error(`window records missing in Redis (${records} of ${entries})`);
@@ -137,8 +149,10 @@ export async function redisBytesPerEntry(port: number, settleMs = 1000, entries 
   defineDedupScripts(client);
   const options = { keyPrefix: 'dedup:', cluster: false, timeoutMs: 60_000 };
   try {
-    const window = await windowBytes(client, WINDOW, false, settleMs, entries);
-    const windowFleet = await windowBytes(client, FLEET_RULES, true, settleMs, entries);
+    const window = await windowBytes(client, WINDOW, 'plain', settleMs, entries);
+    const windowFleet = await windowBytes(client, FLEET_RULES, 'fleet', settleMs, entries);
+    const windowValue = await windowBytes(client, VALUE_MODE, 'value', settleMs, entries);
+    const windowCandidate = await windowBytes(client, JUMP_GUARD, 'jump', settleMs, entries);
 
     await client.flushall();
     let before = await usedMemory(client, 0);
@@ -158,7 +172,7 @@ export async function redisBytesPerEntry(port: number, settleMs = 1000, entries 
     }
     const floor = ((await usedMemory(client, settleMs)) - before) / entries;
     await client.flushall();
-    return { window, windowFleet, seen: seenBytes, floor };
+    return { window, windowFleet, windowValue, windowCandidate, seen: seenBytes, floor };
   } finally {
     client.disconnect();
   }

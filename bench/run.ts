@@ -17,7 +17,8 @@
  *
  * Settings (environment): BENCH_ROUNDS, BENCH_N (messages, or readings, per
  * throughput trial), BENCH_BUDGET_S (the whole run; rounds stop starting
- * past it), BENCH_LATENCY_S (recorded seconds per rate), BENCH_ONLY (a
+ * past it), BENCH_LATENCY_S (recorded seconds per rate), BENCH_MEMORY_ENTRIES
+ * (entries of each kind the Redis stores' memory is measured at), BENCH_ONLY (a
  * comma-separated list of parts, for working on one of them),
  * BENCH_PROFILE_DIR (a CPU profile of each timed throughput run, see
  * worker.ts), SCRIPT_COST_PINGS, SCRIPT_COST_REPEATS and SCRIPT_COST_LUA
@@ -108,7 +109,7 @@ const RUNNERS: Record<Section, (b: Bench) => Promise<void>> = {
       await part('memory', async () => {
         data.memory.window.push(await runChild<number>('memory.ts', { kind: 'window' }));
         data.memory.seen.push(await runChild<number>('memory.ts', { kind: 'seen' }));
-        data.redisMemory.push(await redisBytesPerEntry(port, plan.redisSettleMs));
+        data.redisMemory.push(await redisBytesPerEntry(port, plan.redisSettleMs, plan.redisMemoryEntries));
       });
     }
   },

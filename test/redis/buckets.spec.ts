@@ -9,12 +9,12 @@
  */
 import assert from 'node:assert/strict';
 import { hashBucketOf, seenBucketKey, windowBucketKey } from '../../src/redis/key-names';
-import { BUCKET_FIELD } from '../../src/redis/wire';
+import { BUCKET_FIELD, RECORD_FLAG, WINDOW_RECORD } from '../../src/redis/wire';
 import { RedisSeenStore } from '../../src/stores/redis-seen-store';
 import { RedisWindowStore } from '../../src/stores/redis-window-store';
 import type { SeenClaim } from '../../src/stores/types';
 import { claimNames, newToken } from '../contract/seen-store.contract';
-import { ping, START_MS } from '../contract/window-store.contract';
+import { LAT, ping, START_MS } from '../contract/window-store.contract';
 import { claim, decide, resetWindow } from '../support/ask';
 import { useRedis } from '../support/global-hooks';
 import { ownField, scriptedClientPerTest, SEEN_SETTINGS, SETTINGS, storeOptions } from '../support/scripted-redis';
@@ -91,6 +91,28 @@ describe('redis buckets: expiry by the time each entry holds, sweeps, and the bu
     now += PERIOD_MS;
     await decide(windows, ping(b, 1000));
     assert.deepEqual(await entryFields(bucket), [b], 'a, of the epoch before, was swept');
+  });
+
+  it('sweeps out a jump candidate (issue 29, a field of its own) with its record, and one its record no longer keeps', async () => {
+    const [a, b] = idsOfOneBucket(2) as [string, string];
+    const bucket = windowBucketKey(PREFIX, a);
+    const windows = new RedisWindowStore(client(), { ...SETTINGS, maxSpeedKmh: 150 }, storeOptions(PREFIX), clock);
+    const candidates = async (): Promise<string[]> =>
+      (await client().hkeysBuffer(bucket)).filter((field) => field.subarray(0, 2).equals(ownField(BUCKET_FIELD.candidate))).map((field) => field.subarray(2).toString('utf8')).sort();
+    await decide(windows, ping(a, 0));
+    await decide(windows, ping(b, 0));
+    assert.equal((await decide(windows, ping(a, 10, LAT + 0.05))).reason, 'jump');
+    assert.equal((await decide(windows, ping(b, 10, LAT + 0.05))).reason, 'jump');
+    assert.deepEqual(await candidates(), [a, b].sort());
+    // b's record is written again without its candidate flag by hand: its candidate is an orphan now.
+    const raw = (await client().hgetBuffer(bucket, b)) as Buffer;
+    raw[WINDOW_RECORD.at.flags] = (raw[WINDOW_RECORD.at.flags] as number) & ~RECORD_FLAG.candidate;
+    await client().hset(bucket, b, raw);
+    // A TTL and a period on, a's record has expired: the next period's first write sweeps it, its candidate and b's orphan.
+    now += TTL_MS + PERIOD_MS;
+    await decide(windows, ping(b, 20 + TTL_MS / 1000));
+    assert.deepEqual(await entryFields(bucket), [b]);
+    assert.deepEqual(await candidates(), []);
   });
 
   it('keeps a bucket a period past the period its latest entry expires in, and never shortens it', async () => {
