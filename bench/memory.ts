@@ -61,9 +61,14 @@ function* pingsOfDistinctAssets(kind: PingKind = 'plain', entries = ENTRIES): Ge
     const lat = Math.round((40 + (i % 997) * 0.01 + (i % 7) * 0.000137) * 1e6) / 1e6;
     const lon = Math.round((-3 + (i % 991) * 0.01 + (i % 11) * 0.000113) * 1e6) / 1e6;
     const extra = kind === 'fleet' ? { heading: (i * 37) % 360, accuracy: 3 + (i % 20) * 0.5, events: eventFingerprint([i % 2 === 0, 'ignition-on']) } : {};
-    // Value mode: a fill level, then one within the deadband; the jump guard: 5 km in 4 s.
-    yield { assetId, t, lat, lon, ...extra, ...(kind === 'value' ? { value: 40 + (i % 50) } : {}) };
-    yield { assetId, t: t + 4000, lat: kind === 'jump' ? lat + 0.045 : lat, lon, ...extra, ...(kind === 'value' ? { value: 41 + (i % 50) } : {}) };
+    // Value mode: a fill level, then one within the deadband, with no position (0, as the node reads them); the jump guard: 5 km in 4 s.
+    if (kind === 'value') {
+      yield { assetId, t, lat: 0, lon: 0, value: 40 + (i % 50) };
+      yield { assetId, t: t + 4000, lat: 0, lon: 0, value: 41 + (i % 50) };
+      continue;
+    }
+    yield { assetId, t, lat, lon, ...extra };
+    yield { assetId, t: t + 4000, lat: kind === 'jump' ? lat + 0.045 : lat, lon, ...extra };
   }
 }
 

@@ -79,11 +79,14 @@
 --              TAIL is kept; REC_FRACTION: t is a double, not a whole
 --              number of milliseconds; REC_VALUE: the baseline's value
 --              follows (issue 29's value mode); REC_CANDIDATE: a jump
---              candidate is kept; any other bit: a kind of record this
---              script does not know, read as absent
+--              candidate is kept; REC_ORIGIN: lat and lon are both 0 and
+--              left out (every record of value mode, whose pings have no
+--              position: the value takes their place); any other bit: a
+--              kind of record this script does not know, read as absent
 --   epoch      the slot's epoch (mod EPOCH_MODULUS) it was written in
 --   t          the last admitted ping's time, epoch ms, exact
---   lat, lon   its position in 1 / DEGREE_STEPS degrees (about 1 cm)
+--   lat, lon   its position in 1 / DEGREE_STEPS degrees (about 1 cm), but
+--              with REC_ORIGIN
 --   accepted, suppressed   the asset's counts (at most MAX_COUNT)
 --   call       the last call that admitted a ping of this asset
 --   first      the index i of that call's first admitted ping of the asset
@@ -326,14 +329,23 @@ for i = 1, n_ops do
         if RECORD_SIZE[rflags + 1] == #raw then
           local expires, _, rec_epoch, r_t, lat_q, lon_q, acc, rcall, first, r_events, heading_q, accuracy_q, sup
           local r_value = false
-          -- rflags >= REC_VALUE first: issue 29's bits are seldom set.
-          if rflags >= REC_VALUE and rflags % (2 * REC_VALUE) >= REC_VALUE then
+          if rflags >= REC_VALUE then
+            -- Issue 29's bits, or a record at 0,0 (value mode's): seldom
+            -- set in position mode; its fields by position, in the order of
+            -- THE RECORD above.
+            local f = { unpack(RECORD_FORMAT[rflags + 1], raw) }
+            local k = 3
+            expires, rec_epoch, r_t = f[1], f[k], f[k + 1]
+            k = k + 1
+            if rflags >= REC_ORIGIN then lat_q, lon_q = 0, 0 else lat_q, lon_q, k = f[k + 1], f[k + 2], k + 2 end
+            acc, rcall, first, k = f[k + 1], f[k + 2], f[k + 3], k + 3
             if rflags % (2 * REC_FLEET) >= REC_FLEET then
-              expires, _, rec_epoch, r_t, lat_q, lon_q, acc, rcall, first, r_events, heading_q, accuracy_q, r_value, sup = unpack(RECORD_FORMAT[rflags + 1], raw)
+              r_events, heading_q, accuracy_q, k = f[k + 1], f[k + 2], f[k + 3], k + 3
             else
-              expires, _, rec_epoch, r_t, lat_q, lon_q, acc, rcall, first, r_value, sup = unpack(RECORD_FORMAT[rflags + 1], raw)
               r_events, heading_q, accuracy_q = 0, NO_HEADING, 0
             end
+            if rflags % (2 * REC_VALUE) >= REC_VALUE then r_value, k = f[k + 1], k + 1 end
+            sup = f[k + 1]
           elseif rflags % (2 * REC_FLEET) >= REC_FLEET then
             expires, _, rec_epoch, r_t, lat_q, lon_q, acc, rcall, first, r_events, heading_q, accuracy_q, sup = unpack(RECORD_FORMAT[rflags + 1], raw)
           else
@@ -667,15 +679,33 @@ for j = 1, #order do
         if t % 1 ~= 0 or t < 0 or t > MAX_WHOLE_T then rflags = rflags + REC_FRACTION end
         if cand then rflags = rflags + REC_CANDIDATE end
         local v = vals and vals[id]
-        if v then
-          rflags = rflags + REC_VALUE
+        local origin = s.lat_q == 0 and s.lon_q == 0
+        if v or origin then
+          -- A value, or a position of 0,0 (value mode's records have both):
+          -- the fields in THE RECORD's order, lat and lon left out at 0,0.
+          local fields = { expires, 0, epoch_field, t }
+          if origin then
+            rflags = rflags + REC_ORIGIN
+          else
+            fields[#fields + 1] = s.lat_q
+            fields[#fields + 1] = s.lon_q
+          end
+          fields[#fields + 1] = s.acc
+          fields[#fields + 1] = s.call
+          fields[#fields + 1] = s.first
           if s.events ~= 0 or s.heading_q ~= NO_HEADING or s.accuracy_q ~= 0 then
             rflags = rflags + REC_FLEET
-            record = pack(RECORD_FORMAT[rflags + 1], expires, rflags, epoch_field, t, s.lat_q, s.lon_q, s.acc, s.call, s.first,
-              s.events, s.heading_q, s.accuracy_q, v, s.sup)
-          else
-            record = pack(RECORD_FORMAT[rflags + 1], expires, rflags, epoch_field, t, s.lat_q, s.lon_q, s.acc, s.call, s.first, v, s.sup)
+            fields[#fields + 1] = s.events
+            fields[#fields + 1] = s.heading_q
+            fields[#fields + 1] = s.accuracy_q
           end
+          if v then
+            rflags = rflags + REC_VALUE
+            fields[#fields + 1] = v
+          end
+          fields[#fields + 1] = s.sup
+          fields[2] = rflags
+          record = pack(RECORD_FORMAT[rflags + 1], spread(fields))
         elseif s.events ~= 0 or s.heading_q ~= NO_HEADING or s.accuracy_q ~= 0 then
           rflags = rflags + REC_FLEET
           record = pack(RECORD_FORMAT[rflags + 1], expires, rflags, epoch_field, t, s.lat_q, s.lon_q, s.acc, s.call, s.first,

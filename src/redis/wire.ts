@@ -233,21 +233,24 @@ export const WINDOW_COUNT = layout([['suppressed', 'I4']]);
  * (WINDOW_RECORD_FRACTION). `value` (issue 29): WINDOW_VALUE follows
  * (after WINDOW_FLEET, before WINDOW_COUNT). `candidate` (issue 29): the
  * bucket holds the asset's WINDOW_CANDIDATE (field BUCKET_FIELD.candidate
- * and the asset id). The other bits are free: a record of another kind
- * takes a bit of its own, and a script that does not know the bit reads
- * the record as absent and leaves it to the release that wrote it.
+ * and the asset id). `origin`: lat and lon are both 0 and left out, which
+ * is every record of value mode (its pings have no position): its value
+ * takes their 8 bytes, and the record is no longer than a position's. The
+ * other bits are free: a record of another kind takes a bit of its own,
+ * and a script that does not know the bit reads the record as absent and
+ * leaves it to the release that wrote it.
  */
-export const RECORD_FLAG = { fleet: 1, before: 2, fraction: 4, value: 8, candidate: 16 } as const;
+export const RECORD_FLAG = { fleet: 1, before: 2, fraction: 4, value: 8, candidate: 16, origin: 32 } as const;
 
 /** The flags windowRecordLayout (and the script's RECORD_FORMAT) tell layouts apart by. */
-const LAYOUT_FLAGS = RECORD_FLAG.fleet | RECORD_FLAG.before | RECORD_FLAG.fraction | RECORD_FLAG.value | RECORD_FLAG.candidate;
+const LAYOUT_FLAGS = RECORD_FLAG.fleet | RECORD_FLAG.before | RECORD_FLAG.fraction | RECORD_FLAG.value | RECORD_FLAG.candidate | RECORD_FLAG.origin;
 
 /** The whole layout of a record with these flags; undefined for flags of a kind this release does not know. */
 export function windowRecordLayout(flags: number): Layout<string> | undefined {
   if ((flags & ~LAYOUT_FLAGS) !== 0) return undefined;
   const base = flags & RECORD_FLAG.fraction ? WINDOW_RECORD_FRACTION : WINDOW_RECORD;
   return layout<string>([
-    ...base.fields,
+    ...base.fields.filter(([name]) => (flags & RECORD_FLAG.origin) === 0 || (name !== 'lat' && name !== 'lon')),
     ...(flags & RECORD_FLAG.fleet ? WINDOW_FLEET.fields : []),
     ...(flags & RECORD_FLAG.value ? WINDOW_VALUE.fields : []),
     ...WINDOW_COUNT.fields,
@@ -486,6 +489,7 @@ export function windowPrelude(): string {
     luaLocals({
       REC_VALUE: RECORD_FLAG.value,
       REC_CANDIDATE: RECORD_FLAG.candidate,
+      REC_ORIGIN: RECORD_FLAG.origin,
       CANDIDATE_FIELD: BUCKET_FIELD.candidate,
       VALUE: WINDOW_VALUE.format,
       VALUE_BYTES: WINDOW_VALUE.bytes,

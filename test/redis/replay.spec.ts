@@ -195,13 +195,13 @@ describe('redis scripts: a resent call is recognised by its token', () => {
     /** Every field of the bucket, for "wrote nothing". */
     const all = async (): Promise<Record<string, Buffer>> => client().hgetallBuffer(bucket);
 
-    it('keeps a reading\'s value, exactly, in the record before its count; a suppression counts it alone and keeps its expiry', async () => {
+    it('keeps a reading\'s value, exactly, in the record in the place of the position (0,0); a suppression counts it alone and keeps its expiry', async () => {
       assert.deepEqual(await call(READINGS, 400, reading(0, 0.1 + 0.2)), ['first']);
-      assert.equal((await raw()).length, 39 + 8);
+      assert.equal((await raw()).length, 39, 'as long as a position\'s record');
       const admitted = await record();
       assert.equal(admitted.value, 0.30000000000000004);
       assert.deepEqual(await callAt(READINGS, 401, NOW + 100_000, reading(900, 0.3)), ['unchanged -5.551115123125783e-17']);
-      assert.equal((await raw()).length, 39 + 8);
+      assert.equal((await raw()).length, 39);
       assert.equal((await record()).suppressed, 1);
       assert.equal((await record()).expires, admitted.expires, 'a suppression does not extend the record\'s life');
     });
@@ -244,7 +244,7 @@ describe('redis scripts: a resent call is recognised by its token', () => {
       const readings = [reading(900, 41), reading(1800, 46), reading(2700, 47)];
       assert.deepEqual(await call(READINGS, 431, ...readings), ['unchanged 1', 'changed 6', 'unchanged 1']);
       const written = await all();
-      assert.equal((await raw()).length, 39 + 8);
+      assert.equal((await raw()).length, 39);
       assert.equal((await tailField())?.length, 26 + 8);
       assert.deepEqual(decodeWindowTail((await tailField()) as Buffer), { t: T0, lat: 0, lon: 0, value: 40 });
       assert.deepEqual(await call(READINGS, 431, ...readings), ['unchanged 1', 'replayed', 'unchanged 1']);
@@ -341,6 +341,16 @@ describe('redis scripts: a resent call is recognised by its token', () => {
       await call(203, { op: 'ping', t: T0, lat: LAT, lon: LON });
       assert.equal((await client().hgetBuffer(bucket, 'veh-2'))?.length, 39);
       assert.deepEqual([(await read()).events, (await read()).accuracy], [0, 0]);
+    });
+
+    it('leaves out a position of 0,0 (31 bytes: value mode\'s records are at 0,0), and reads it back as 0,0', async () => {
+      assert.equal(await call(210, { op: 'ping', t: T0, lat: 0, lon: 0 }), 'first');
+      assert.equal((await client().hgetBuffer(bucket, 'veh-2'))?.length, 31);
+      assert.deepEqual([(await read()).lat, (await read()).lon, (await read()).t], [0, 0, T0]);
+      assert.equal(await call(211, { op: 'ping', t: T0 + 4000, lat: 0.0001, lon: 0 }), 'window', '11 m from 0,0');
+      assert.equal((await read()).suppressed, 1);
+      assert.equal(await call(212, { op: 'ping', t: T0 + 8000, lat: 0.0003, lon: 0 }), 'moved', '33 m from 0,0');
+      assert.equal((await client().hgetBuffer(bucket, 'veh-2'))?.length, 39);
     });
 
     it('keeps the expiry of the last admission when it only counts a suppression, and reads as absent from then on', async () => {

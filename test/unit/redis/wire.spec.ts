@@ -117,10 +117,13 @@ describe('redis/wire: the one table of binary formats', () => {
     assert.deepEqual(windowRecordLayout(RECORD_FLAG.value)?.format, '<I6BI2I6i4i4I4I6I2dI4');
     assert.deepEqual(windowRecordLayout(RECORD_FLAG.value | RECORD_FLAG.fleet | RECORD_FLAG.fraction)?.bytes, 59);
     assert.deepEqual(windowRecordLayout(RECORD_FLAG.candidate | RECORD_FLAG.before), windowRecordLayout(0));
-    assert.equal(windowRecordLayout(32), undefined, 'a kind of record this release does not know');
+    // At 0,0 (value mode's records) lat and lon are left out: a value takes their place.
+    assert.deepEqual(windowRecordLayout(RECORD_FLAG.value | RECORD_FLAG.origin)?.format, '<I6BI2I6I4I6I2dI4');
+    assert.equal(windowRecordLayout(RECORD_FLAG.value | RECORD_FLAG.origin)?.bytes, 39);
+    assert.equal(windowRecordLayout(64), undefined, 'a kind of record this release does not know');
     assert.equal(WINDOW_RECORD.bytes + 4, 39);
     // Every record and tail fits a listpack value (hash-max-listpack-value, 64 by default).
-    for (let flags = 0; flags < 32; flags++) assert.ok((windowRecordLayout(flags)?.bytes ?? 0) <= 64, String(flags));
+    for (let flags = 0; flags < 64; flags++) assert.ok((windowRecordLayout(flags)?.bytes ?? 0) <= 64, String(flags));
     assert.deepEqual([windowTailBytes(false, false), windowTailBytes(true, false), windowTailBytes(false, true), windowTailBytes(true, true)], [26, 34, 50, 58]);
   });
 
@@ -183,6 +186,18 @@ describe('redis/wire: the one table of binary formats', () => {
       value: 0.1 + 0.2,
       before: false,
       candidate: true,
+    });
+    const atOrigin = windowRecordLayout(RECORD_FLAG.value | RECORD_FLAG.origin) as Layout<string>;
+    assert.deepEqual(decodeWindowRecord(pack(atOrigin, { ...values, flags: RECORD_FLAG.value | RECORD_FLAG.origin, value: 46 })), {
+      ...expected,
+      lat: 0,
+      lon: 0,
+      events: 0,
+      heading: NaN,
+      accuracy: 0,
+      value: 46,
+      before: false,
+      candidate: false,
     });
     const value = pack(WINDOW_VALUE, { value: 0.1 + 0.2 });
     const candidate = pack(WINDOW_CANDIDATE, { t: 7.25, lat: 10, lon: -20, count: 2, call: 2 ** 48 - 3 });
