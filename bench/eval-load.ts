@@ -24,8 +24,7 @@ import { PING_EPOCH_MS } from './data';
 import { answerParent, redisCpuSeconds } from './runtime';
 
 /* eslint-disable @typescript-eslint/no-require-imports -- the compiled code in nodes/, which is what Node-RED runs; types from src/ */
-const { encodePings, encodeRule } = require('../nodes/stores/redis-window-store') as typeof import('../src/stores/redis-window-store');
-const { epochKey, windowRecordKey, WINDOW_SEGMENT } = require('../nodes/redis/key-names') as typeof import('../src/redis/key-names');
+const { encodePings, encodeRule, windowCallKeys } = require('../nodes/stores/redis-window-store') as typeof import('../src/stores/redis-window-store');
 /* eslint-enable @typescript-eslint/no-require-imports */
 
 export interface EvalLoadJob {
@@ -60,21 +59,19 @@ function ruleArgument(): Buffer {
 }
 
 const RULE = ruleArgument();
-const EPOCH_KEY = epochKey(PREFIX, WINDOW_SEGMENT, undefined);
 
 /** One EVALSHA of `pings` random pings, as RESP. */
 function command(sha: string, pings: number): Buffer {
   const list: Ping[] = [];
-  const keys: string[] = [EPOCH_KEY];
   for (let i = 0; i < pings; i++) {
     const asset = `rb-${Math.floor(Math.random() * ASSETS)}`;
-    keys.push(windowRecordKey(PREFIX, asset));
     list.push({ assetId: asset, t: PING_EPOCH_MS + Math.floor(Math.random() * 1000) * 1000, lat: 52.520008, lon: 13.404954 });
   }
+  const { keys, ids } = windowCallKeys(PREFIX, list);
   const call = Buffer.alloc(14);
   call.writeDoubleLE(Date.now(), 0);
   randomBytes(6).copy(call, 8);
-  const args: (string | Buffer)[] = ['EVALSHA', sha, String(keys.length), ...keys, RULE, call, encodePings(list)];
+  const args: (string | Buffer)[] = ['EVALSHA', sha, String(keys.length), ...keys, RULE, call, encodePings(list), ...ids];
   return Buffer.concat([Buffer.from(`*${args.length}\r\n`, 'latin1'), ...args.flatMap(bulk)]);
 }
 

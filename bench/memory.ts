@@ -1,5 +1,6 @@
 /**
- * Memory per entry of the stores at 100,000 entries.
+ * Memory per entry of the stores at 100,000 entries (the Redis stores at any
+ * number: redisBytesPerEntry's `entries`).
  *
  * Memory stores: run as a child process of its own (`node --expose-gc`), so
  * that nothing else lives in the heap; heapUsed plus arrayBuffers after a
@@ -8,11 +9,16 @@
  * keys) are counted as the store's, as they are in a running node.
  *
  * Redis stores: used_memory of the benchmark's server before and after, the
- * entries written through the same store classes the nodes use.
+ * entries written through the same store classes the nodes use. Their
+ * records and readings are fields of hashes, 24,571 buckets per store
+ * (src/redis/key-names.ts), so the count of entries is checked by counting
+ * the buckets' fields, and the figure depends on how full the buckets are:
+ * at 100,000 entries a bucket's own cost (its key, its expiry) is spread
+ * over 4, at 1,000,000 (issue 31's goal) over 41.
  */
 import Redis from 'ioredis';
 import type { Ping } from '../src/core/window/sliding-window';
-import type { Replies, SeenClaim } from '../src/stores/types';
+import type { Replies, SeenClaim, WindowSettings } from '../src/stores/types';
 import { PING_EPOCH_MS, reading, READINGS_PER_BURST, type Reading } from './data';
 import { answerParent, drive, heapAfterGc, usedMemory } from './runtime';
 
@@ -33,6 +39,13 @@ const DEVICES = 1000;
 const WINDOW = { minSeconds: 60, minMetres: 25, ttlSeconds: 21_600 };
 /** Issue 11: every fleet rule on (the pings then carry a heading, an accuracy and event values). */
 const FLEET_RULES = { ...WINDOW, minHeadingDegrees: 30, maxAheadSeconds: 300 };
+/** Issue 29's value mode: each record keeps the last admitted reading as well. */
+const VALUE_MODE = { ...WINDOW, minSeconds: 21_600, minMetres: 0, mode: 'value' as const, deadband: 5 };
+/** Issue 29's jump guard, with a jump candidate pending on every asset (its second ping is a jump). */
+const JUMP_GUARD = { ...WINDOW, maxSpeedKmh: 150 };
+
+/** What the two pings of an asset carry: the plain rule's, every fleet rule's, a reading each, or a second ping that is a jump. */
+type PingKind = 'plain' | 'fleet' | 'value' | 'jump';
 const SEEN = { ttlSeconds: WINDOW.ttlSeconds, confirm: false, leaseSeconds: 60 };
 
 /**
@@ -41,21 +54,27 @@ const SEEN = { ttlSeconds: WINDOW.ttlSeconds, confirm: false, leaseSeconds: 60 }
  * it is needed and then dropped (see above). With `fleet`, each ping also
  * has a heading, an accuracy and the fingerprint of two event fields.
  */
-function* pingsOfDistinctAssets(fleet = false): Generator<Ping> {
-  for (let i = 0; i < ENTRIES; i++) {
+function* pingsOfDistinctAssets(kind: PingKind = 'plain', entries = ENTRIES): Generator<Ping> {
+  for (let i = 0; i < entries; i++) {
     const assetId = `veh-${String(i).padStart(6, '0')}`;
     const t = PING_EPOCH_MS + i;
     const lat = Math.round((40 + (i % 997) * 0.01 + (i % 7) * 0.000137) * 1e6) / 1e6;
     const lon = Math.round((-3 + (i % 991) * 0.01 + (i % 11) * 0.000113) * 1e6) / 1e6;
-    const extra = fleet ? { heading: (i * 37) % 360, accuracy: 3 + (i % 20) * 0.5, events: eventFingerprint([i % 2 === 0, 'ignition-on']) } : {};
+    const extra = kind === 'fleet' ? { heading: (i * 37) % 360, accuracy: 3 + (i % 20) * 0.5, events: eventFingerprint([i % 2 === 0, 'ignition-on']) } : {};
+    // Value mode: a fill level, then one within the deadband, with no position (0, as the node reads them); the jump guard: 5 km in 4 s.
+    if (kind === 'value') {
+      yield { assetId, t, lat: 0, lon: 0, value: 40 + (i % 50) };
+      yield { assetId, t: t + 4000, lat: 0, lon: 0, value: 41 + (i % 50) };
+      continue;
+    }
     yield { assetId, t, lat, lon, ...extra };
-    yield { assetId, t: t + 4000, lat, lon, ...extra };
+    yield { assetId, t: t + 4000, lat: kind === 'jump' ? lat + 0.045 : lat, lon, ...extra };
   }
 }
 
 /** The claims a sensor node makes for its bursts: 100 seq per device, in bursts of 50, all distinct. */
-function* distinctClaimBursts(): Generator<SeenClaim[]> {
-  const bursts = ENTRIES / READINGS_PER_BURST;
+function* distinctClaimBursts(entries = ENTRIES): Generator<SeenClaim[]> {
+  const bursts = entries / READINGS_PER_BURST;
   for (let b = 0; b < bursts; b++) {
     const d = b % DEVICES;
     const deviceId = `bin-${String(d).padStart(5, '0')}`;
@@ -96,51 +115,69 @@ export interface RedisMemory {
   window: number;
   /** The same records with every fleet rule on (issue 11). */
   windowFleet: number;
+  /** Records of value mode (issue 29): each keeps its last admitted reading. */
+  windowValue: number;
+  /** Records with a jump candidate pending (issue 29's jump guard; the candidate is a field of its own). */
+  windowCandidate: number;
   seen: number;
   /** A key of the same name length with a TTL and the smallest value Redis can store. */
   floor: number;
 }
 
-async function windowBytes(client: Redis, settings: typeof WINDOW | typeof FLEET_RULES, fleet: boolean, settleMs: number): Promise<number> {
+/** The records or readings in the store's buckets (`<prefix><segment>#<n>`): their fields, less the buckets' own (a first byte of 0xff). */
+async function entriesIn(client: Redis, pattern: string): Promise<number> {
+  let entries = 0;
+  for await (const batch of client.scanStream({ match: pattern, count: 1000 })) {
+    const pipeline = client.pipeline();
+    for (const key of batch as string[]) pipeline.hkeysBuffer(key);
+    for (const [, fields] of (await pipeline.exec()) ?? []) for (const field of fields as Buffer[]) if (field[0] !== 0xff) entries++;
+  }
+  return entries;
+}
+
+async function windowBytes(client: Redis, settings: WindowSettings, kind: PingKind, settleMs: number, entries: number): Promise<number> {
   const options = { keyPrefix: 'dedup:', cluster: false, timeoutMs: 60_000 };
   await client.flushall();
   // Right after FLUSHALL the tables are empty and reset: nothing to wait for.
   const before = await usedMemory(client, 0);
   const store = new RedisWindowStore(client, settings, options);
-  await drive(pingsOfDistinctAssets(fleet), 5000, (ping, replies) => store.decide(ping, replies, undefined));
-  const bytes = ((await usedMemory(client, settleMs)) - before) / ENTRIES;
-  // The records plus the one epoch key a call may create.
-  const keys = await client.dbsize();
-  if (keys < ENTRIES || keys > ENTRIES + 1) throw new Error(`window records missing in Redis (${keys} keys)`);
+  await drive(pingsOfDistinctAssets(kind, entries), 5000, (ping, replies) => store.decide(ping, replies, undefined));
+  const bytes = ((await usedMemory(client, settleMs)) - before) / entries;
+  const records = await entriesIn(client, 'dedup:sw:#*');
+  if (records !== entries) throw new Error(`window records missing in Redis (${records} of ${entries})`);
   return bytes;
 }
 
-export async function redisBytesPerEntry(port: number, settleMs = 1000): Promise<RedisMemory> {
+/** Bytes of used_memory per entry of the Redis stores, `entries` of each written through the store classes. */
+export async function redisBytesPerEntry(port: number, settleMs = 1000, entries = ENTRIES): Promise<RedisMemory> {
   const client = new Redis({ host: '127.0.0.1', port });
   defineDedupScripts(client);
   const options = { keyPrefix: 'dedup:', cluster: false, timeoutMs: 60_000 };
   try {
-    const window = await windowBytes(client, WINDOW, false, settleMs);
-    const windowFleet = await windowBytes(client, FLEET_RULES, true, settleMs);
+    const window = await windowBytes(client, WINDOW, 'plain', settleMs, entries);
+    const windowFleet = await windowBytes(client, FLEET_RULES, 'fleet', settleMs, entries);
+    const windowValue = await windowBytes(client, VALUE_MODE, 'value', settleMs, entries);
+    const windowCandidate = await windowBytes(client, JUMP_GUARD, 'jump', settleMs, entries);
 
     await client.flushall();
     let before = await usedMemory(client, 0);
     const seen = new RedisSeenStore(client, SEEN, options);
     let token = 1;
-    await drive(distinctClaimBursts(), 100, (claims, replies) => seen.claim({ claims, token: token++ }, replies, undefined));
-    const seenBytes = ((await usedMemory(client, settleMs)) - before) / ENTRIES;
-    if ((await client.dbsize()) < ENTRIES) throw new Error('seen-set keys missing in Redis');
+    await drive(distinctClaimBursts(entries), 100, (claims, replies) => seen.claim({ claims, token: token++ }, replies, undefined));
+    const seenBytes = ((await usedMemory(client, settleMs)) - before) / entries;
+    const readings = await entriesIn(client, 'dedup:rc:#*');
+    if (readings !== entries) throw new Error(`seen-set readings missing in Redis (${readings} of ${entries})`);
 
     await client.flushall();
     before = await usedMemory(client, 0);
-    for (let i = 0; i < ENTRIES; i += 1000) {
+    for (let i = 0; i < entries; i += 1000) {
       const pipeline = client.pipeline();
       for (let j = i; j < i + 1000; j++) pipeline.set(`dedup:sw:{veh-${String(j).padStart(6, '0')}}`, '1', 'EX', WINDOW.ttlSeconds);
       await pipeline.exec();
     }
-    const floor = ((await usedMemory(client, settleMs)) - before) / ENTRIES;
+    const floor = ((await usedMemory(client, settleMs)) - before) / entries;
     await client.flushall();
-    return { window, windowFleet, seen: seenBytes, floor };
+    return { window, windowFleet, windowValue, windowCandidate, seen: seenBytes, floor };
   } finally {
     client.disconnect();
   }

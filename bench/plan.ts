@@ -91,6 +91,8 @@ export interface Plan {
   memoryRepeats: number;
   /** How long Redis is left to finish rehashing before used_memory is read. */
   redisSettleMs: number;
+  /** Entries of each kind the Redis stores' memory is measured at (BENCH_MEMORY_ENTRIES; issue 31's goal is at 1,000,000). */
+  redisMemoryEntries: number;
   serverRuns: ServerRun[];
   /** Pings timed at each call size of the script-alone part (script-cost.ts). */
   scriptPings: number;
@@ -162,6 +164,7 @@ export function planFrom(argv: readonly string[]): Plan {
     devices: Math.max(1, Math.round(units / 50 / 4)),
     memoryRepeats: quick ? 1 : 2,
     redisSettleMs: quick ? 300 : 1000,
+    redisMemoryEntries: numberFrom('BENCH_MEMORY_ENTRIES', 100_000),
     serverRuns: [
       { id: '6a', label: 'redis-server alone: EVALSHA, 1 ping per call, pipeline 64, 4 connections', pingsPerCall: 1, pipeline: 64, calls: quick ? 30_000 : 200_000 },
       { id: '6b', label: 'redis-server alone: EVALSHA, 500 pings per call, 4 connections', pingsPerCall: 500, pipeline: 1, calls: quick ? 150 : 1_000 },

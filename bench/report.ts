@@ -292,12 +292,14 @@ function memorySection(data: RunData): string[] {
     '## Memory',
     '',
     markdownTable(
-      ['store', `bytes per entry at ${thousands(ENTRIES)} entries`, 'range', 'target', ''],
+      ['store', `bytes per entry (memory stores at ${thousands(ENTRIES)} entries, Redis at ${thousands(data.plan.redisMemoryEntries)})`, 'range', 'target', ''],
       [
         row('sliding-window, memory: heap per asset', m.window, '<= 200 B', 200),
         row('sensor reconnect, memory: heap per key', m.seen, '<= 200 B', 200),
         row('sliding-window, Redis: used_memory per asset record', redisMem((x) => x.window), '<= 160 B', 160),
         row('the same with every fleet rule on (heading, accuracy, events, clock guard; issue 11)', redisMem((x) => x.windowFleet), '<= 200 B', 200),
+        row('the same in value mode, each record keeping its reading (issue 29)', redisMem((x) => x.windowValue), '', undefined),
+        row('the same with a jump candidate pending on every asset (issue 29)', redisMem((x) => x.windowCandidate), '', undefined),
         row('sensor reconnect, Redis: used_memory per key', redisMem((x) => x.seen), '', undefined),
         row('Redis floor: a key of the same name with a TTL and the value 1', redisMem((x) => x.floor), 'reference', undefined),
       ],

@@ -22,7 +22,8 @@
  * Settings (environment): BENCH_ROUNDS, BENCH_N (messages, or readings, per
  * throughput trial), BENCH_BUDGET_S (the whole run; rounds stop starting
  * past it), BENCH_LATENCY_S (recorded seconds per rate of the latency part),
- * BENCH_COST_S (recorded seconds per paced phase of the redis part),
+ * BENCH_MEMORY_ENTRIES (entries of each kind the Redis stores' memory is
+ * measured at), BENCH_COST_S (recorded seconds per paced phase of the redis part),
  * BENCH_LINGER_MS (the working tree's linger in the redis part, instead of
  * its default), BENCH_BASELINE (a commit, or `none`), BENCH_ONLY (a
  * comma-separated list of parts, for working on one of them),
@@ -150,7 +151,7 @@ const RUNNERS: Record<Section, (b: Bench) => Promise<void>> = {
       await part('memory', async () => {
         data.memory.window.push(await runChild<number>('memory.ts', { kind: 'window' }));
         data.memory.seen.push(await runChild<number>('memory.ts', { kind: 'seen' }));
-        data.redisMemory.push(await redisBytesPerEntry(port, plan.redisSettleMs));
+        data.redisMemory.push(await redisBytesPerEntry(port, plan.redisSettleMs, plan.redisMemoryEntries));
       });
     }
   },

@@ -9,42 +9,52 @@
 -- the reason codes of src/core/window/window-reasons.ts and the set of those
 -- that admit; then `local RESET_ASSET, RESET_ALL = 2, 3`, the operation
 -- codes; then the binary formats of src/redis/wire.ts (the struct format
--- of each argument, reply and record, their sizes, their flag bits, the
--- steps the record counts in). The rule is decideWindow of
+-- of each argument, reply and record, their sizes, their flag
+-- bits, the steps the record counts in). The rule is decideWindow of
 -- src/core/window/sliding-window.ts; the contract and parity tests hold the
 -- two to the same answers.
 --
--- KEYS[1]    the epoch key of this call's hash slot (see "Resets").
--- KEYS[1+i]  the record of the asset of operation i. Every key of one call
---            hashes to one slot (the asset id is a hash tag, and so is the
---            epoch key's suffix), so the script runs unchanged on Redis
---            Cluster. An asset may appear more than once; its operations
---            run in the order given.
--- ARGV[1]    the rule (RULE): minSeconds, minMetres, minHeadingDegrees
---            (0: off), maxAheadSeconds (negative: off), ttlSeconds; then
---            issue 29's: mode (VALUE_MODE: value mode, else position),
---            deadband, deadbandPercent (1: the deadband is a percentage of
---            the baseline's value), maxSpeedKmh (0: the jump guard is off),
---            relocateAfterSeconds and relocateAfterPings (the client
---            resolves their defaults, so both sides compare one double).
--- ARGV[2]    this call (CALL): the Node-RED host's clock in epoch
---            milliseconds (the clock guard's "now": the host's, not Redis
---            TIME, so that every store and every test reads one clock), and
---            48 random bits naming the call (see "Resent calls").
--- ARGV[3]    the operations, OP_BYTES each (OP): the operation (a ping,
---            RESET_ASSET, RESET_ALL), flags (HAS_HEADING: the ping has a
---            heading, RETRY: the ping is a retried message, NO_FIX_FLAG or
---            POOR_FIX_FLAG: the fix's quality, which the client decides
---            when it reads the ping, as it does the event fingerprint), the
---            48-bit fingerprint of the ping's event values, then t (epoch
---            milliseconds), lat, lon, heading, accuracy and value (value
---            mode's reading; NaN when the ping has none) as doubles.
+-- KEYS[1]      the epoch key of this call's hash slot (see "Resets").
+-- KEYS[1+i]    the bucket (a hash) holding the record of operation i's
+--              asset. Every key of one call hashes to one slot (none has a
+--              tag on one server; on a Cluster each starts with its
+--              Cluster bucket's tag), so the script runs unchanged on Redis
+--              Cluster.
+-- KEYS[1+n+i]  sent only while earlier builds' records may still be read:
+--              the key they kept operation i's record in; and then
+-- KEYS[2+2n]   the layout mark of the slot (see "Earlier builds").
+-- ARGV[1]      the rule (RULE): minSeconds, minMetres, minHeadingDegrees
+--              (0: off), maxAheadSeconds (negative: off), ttlSeconds; then
+--              issue 29's: mode (VALUE_MODE: value mode, else position),
+--              deadband, deadbandPercent (1: the deadband is a percentage
+--              of the baseline's value), maxSpeedKmh (0: the jump guard is
+--              off), relocateAfterSeconds and relocateAfterPings (the
+--              client resolves their defaults, so both sides compare one
+--              double).
+-- ARGV[2]      this call (CALL): the Node-RED host's clock in epoch
+--              milliseconds (the clock guard's "now", and the clock records
+--              expire by: the host's, not Redis TIME, so that every store
+--              and every test reads one clock), and 48 random bits naming
+--              the call (see "Resent calls").
+-- ARGV[3]      the n operations, OP_BYTES each (OP): the operation (a ping,
+--              RESET_ASSET, RESET_ALL), flags (HAS_HEADING: the ping has a
+--              heading, RETRY: the ping is a retried message, NO_FIX_FLAG
+--              or POOR_FIX_FLAG: the fix's quality, which the client
+--              decides when it reads the ping, as it does the event
+--              fingerprint), the 48-bit fingerprint of the ping's event
+--              values, then t (epoch milliseconds), lat, lon, heading,
+--              accuracy and value (value mode's reading; NaN when the ping
+--              has none) as doubles.
+-- ARGV[3+i]    operation i's asset id: its record's field in its bucket. An
+--              asset may appear more than once; its operations run in the
+--              order given.
 --
 -- Reply: one string, one REPLY per operation, in order: the reason code (0
 -- for a reset), dtSeconds, distanceMetres, headingChange, the asset's
 -- accepted and suppressed counts, which of the four measures are present
 -- (HAS_DT, HAS_DISTANCE, HAS_TURN, HAS_CHANGE), and valueChange (value
--- mode: the reading minus the baseline's value).
+-- mode: the reading minus the baseline's value); then a STATUS byte,
+-- LEGACY_READS when the client is to go on sending KEYS[2+n+i].
 --
 -- The rule, in decideWindow's order (the first that applies wins):
 --   position mode   ahead, no-fix, poor-fix, first, replayed, late,
@@ -55,54 +65,82 @@
 -- never becomes the baseline; on an asset with no record it writes none,
 -- as ahead. The jump guard and its candidate are judgeJump's: see there.
 --
--- THE RECORD (RECORD, RECORD_BYTES; src/redis/wire.ts says why that size)
--- is written with SET ... EX ttlSeconds when a ping is admitted and, when
--- only the suppressed count changed, that count alone with SETRANGE at
--- SUPPRESSED_AT (which keeps the TTL); when a suppressed ping changed the
--- jump candidate (a jump, or the first ping after jumps that is none), it
--- is written whole with SET ... KEEPTTL (Redis 6.0 and later). So it
--- expires ttlSeconds after the last admission. Its fields:
+-- THE RECORD (RECORD_FORMAT[flags + 1]) is the value of the asset id's
+-- field in its bucket. It is written with HSET when a ping is admitted
+-- and, when only the suppressed count or the jump candidate changed,
+-- written again with its expiry as it was (what KEEPTTL did for the
+-- string key of earlier builds: a suppression neither extends nor
+-- shortens the record's life), so it expires ttlSeconds after the last
+-- admission. Its fields:
 --
+--   expires    when it expires, host clock, epoch ms: from then on it reads
+--              as absent, whether or not a sweep has removed it yet
+--   flags      REC_FLEET: events, heading, accuracy follow; REC_BEFORE: a
+--              TAIL is kept; REC_FRACTION: t is a double, not a whole
+--              number of milliseconds; REC_VALUE: the baseline's value
+--              follows (issue 29's value mode); REC_CANDIDATE: a jump
+--              candidate is kept; REC_ORIGIN: lat and lon are both 0 and
+--              left out (every record of value mode, whose pings have no
+--              position: the value takes their place); any other bit: a
+--              kind of record this script does not know, read as absent
+--   epoch      the slot's epoch (mod EPOCH_MODULUS) it was written in
 --   t          the last admitted ping's time, epoch ms, exact
---   lat, lon   its position in 1 / DEGREE_STEPS degrees (about 1 cm)
+--   lat, lon   its position in 1 / DEGREE_STEPS degrees (about 1 cm), but
+--              with REC_ORIGIN
 --   accepted, suppressed   the asset's counts (at most MAX_COUNT)
 --   call       the last call that admitted a ping of this asset
 --   first      the index i of that call's first admitted ping of the asset
---   events     the admitted ping's event fingerprint
---   heading    in 1 / HEADING_STEPS degrees, NO_HEADING when it had none
---   accuracy   in 1 / ACCURACY_STEPS m (at most MAX_ACCURACY_STEP steps)
---   epoch      the slot's epoch (mod EPOCH_MODULUS) the record was written in
+--   and with REC_FLEET: events (the admitted ping's event fingerprint),
+--   heading (in 1 / HEADING_STEPS degrees, NO_HEADING when it had none),
+--   accuracy (in 1 / ACCURACY_STEPS m, at most MAX_ACCURACY_STEP steps)
+--   and with REC_VALUE: value (the baseline's reading, an exact double)
+--   and last, always, the suppressed count.
 --
--- followed, sometimes, by a TAIL (t, lat, lon, events, heading, accuracy,
--- the record's bytes at TAIL_CUTS): the asset's baseline from before the
--- call named by `call`, kept when that call suppressed a ping of the asset
--- before its first admission (see below). Both stores keep the baseline at
--- this precision, so their decisions agree bit for bit.
+-- With REC_BEFORE, the field BEFORE_FIELD .. id of the bucket holds a TAIL
+-- (t, lat, lon, events, heading, accuracy): the asset's baseline from
+-- before the call named by `call`, kept when that call suppressed a ping of
+-- the asset before its first admission (see below); then the baseline's
+-- VALUE, and its jump CANDIDATE, when it had them (the field's length
+-- says which). Both stores keep the baseline at this precision, so their
+-- decisions agree bit for bit.
 --
--- Issue 29 adds two optional parts, each kept only while there is one: the
--- baseline's VALUE (value mode's reading, an exact double) and the jump
+-- With REC_CANDIDATE, the field CANDIDATE_FIELD .. id holds the jump
 -- CANDIDATE (t, lat and lon in the record's steps, its count of agreeing
--- jumps, and the call that set it). A record with neither is the record
--- above, byte for byte (RECORD_BYTES, or RECORD_BYTES + TAIL_BYTES with a
--- tail): a node in position mode without the jump guard writes and reads
--- exactly what it always did. A record with either is EXTENDED: the
--- record's fields, a PARTS byte (PART_VALUE, PART_CANDIDATE, PART_TAIL,
--- PART_TAIL_VALUE, PART_TAIL_CANDIDATE), then the parts it names in that
--- order; the tail then carries the value and candidate from before the
--- call too, cut from the record as read. An extended record's length is
--- never a plain one's (redis/wire checks it), so the length tells the
--- plain forms apart and PARTS the rest; a value whose length and PARTS do
--- not agree reads as absent. Without the jump guard a candidate is neither
--- read nor written.
+-- jumps, and the call that set it): in the record it would take a fleet
+-- record past hash-max-listpack-value and its whole bucket out of the
+-- listpack encoding, and a candidate is rare and short-lived. It is read
+-- only when the record says it is there and the jump guard is on; without
+-- the jump guard a candidate is neither read nor written (an admission
+-- drops it).
+--
+-- BUCKETS. A record lives in one of many hashes, chosen by a hash of its
+-- asset id (src/redis/key-names.ts), so that Redis keeps each in its
+-- compact encoding: a few bytes per field beyond the field's own, where a
+-- key of its own costs about a hundred. Reading a record needs nothing but
+-- the record. A bucket is kept (PEXPIRE) a period past the end of the
+-- latest period (a PERIODS_PER_TTL-th of the TTL) a record of it expires
+-- in, so that no record outlives its bucket and a bucket nobody writes goes
+-- away by itself. A write that puts a record into a bucket, or moves a
+-- record's expiry into another period, names that period in a field
+-- (PERIOD_FIELD and a PERIOD: the TTL and the period's index), and the
+-- bucket in its own field (BUCKET_FIELD), in the same HSET; its count of
+-- fields added says whether the bucket is new (it gets its expiry) or the
+-- write is the bucket's first of that period: only then is the bucket's
+-- expiry renewed and the bucket swept: its records that have expired or
+-- are of another epoch, the tails they leave, and the fields of earlier
+-- periods are deleted (one HGETALL, one HDEL). A bucket so holds at most
+-- about a period's worth of expired records, and neither renewal nor sweep
+-- costs a read on the way to a decision.
 --
 -- Resets. The epoch key holds an EPOCH: a counter and the call that last
 -- raised it; it never expires. A record written in another epoch reads as
--- absent. "Reset every asset" raises the counter: O(1) on the server however
--- many keys exist, atomic with respect to every decision (a decision runs
--- wholly before or wholly after it), and a record written after it can
--- never be lost to it, which a SCAN and UNLINK running alongside new writes
--- could not promise. On a Cluster each slot has its own epoch key, and the
--- client sends the reset to every slot. "Reset the asset" deletes its
+-- absent (and is swept out of its bucket in time). "Reset every asset"
+-- raises the counter: O(1) on the server however many records exist,
+-- atomic with respect to every decision (a decision runs wholly before or
+-- wholly after it), and a record written after it can never be lost to it,
+-- which a SCAN and UNLINK running alongside new writes could not promise.
+-- On a Cluster each Cluster bucket's slot has its own epoch key, and the
+-- client sends the reset to every one. "Reset the asset" deletes its
 -- record. Both travel in the same call as the pings around them, so they
 -- take effect exactly between them.
 --
@@ -116,10 +154,11 @@
 -- later operation of the asset is replayed against the chain after it,
 -- exactly as the first run decided it. Operations of the asset before
 -- `first` were decided against the baseline from before the call, which is
--- why it is kept in the record's tail in that case, and only then. Admitted
--- pings are reported as 'replayed'; counts are reported as they stand. A
--- resend is recognised until another call admits a ping of the asset. A
--- reset of every asset raises the epoch once per call, resent or not.
+-- why it is kept in a TAIL in that case, and only then. Admitted pings are
+-- reported as 'replayed'; counts are reported as they stand. A resend is
+-- recognised until another call admits a ping of the asset. A reset of
+-- every asset raises the epoch once per call, resent or not.
+--
 -- The value and the candidate from before the call are in the tail with
 -- the baseline; an admission clears the candidate in position mode, so
 -- the chain after `first` starts without one, as the first run's did.
@@ -130,38 +169,50 @@
 -- Only jumps could be answered otherwise, counted from the candidate the
 -- first run left, into a relocation; so a candidate names the call that
 -- set it, and when it names this call the run is a resend for the asset
--- too: every jump is a jump (the first run relocated nothing), the counts
--- are as they stand, and nothing is written.
+-- too (an echo): every jump is a jump (the first run relocated nothing),
+-- the counts are as they stand, and nothing is written.
 --
--- A retried message (flag 2: the node lost the decision of this very
+-- A retried message (RETRY: the node lost the decision of this very
 -- message and a Catch flow sent it again) whose ping is exactly the stored
 -- baseline was admitted by the lost attempt: it is 'replayed' too.
+--
+-- Earlier builds kept a record per asset in a string key of its own
+-- (LEGACY_RECORD, in the slot epoch mod LEGACY_EPOCH_MODULUS, expiring by
+-- its TTL: docs/redis.md, "Upgrading from a key per record"). The first call of this layout in a slot writes the slot's
+-- layout mark: its time, or 0 when the database was empty. While a TTL has
+-- not passed since, a record missing from its bucket is read from the old
+-- key (which the client sends then), and a decision against it writes the
+-- record into its bucket and deletes the old key; a reset of the asset
+-- deletes both. The reply says when the client may stop sending old keys.
+-- An old key read is one of the plain forms (LEGACY_RECORD, with or
+-- without its tail); one of issue 29's extended forms (with a value or a
+-- jump candidate) reads as absent, and is deleted when the asset is written.
 
 -- HOW IT IS WRITTEN. Redis runs this body once per call, and a call's time
 -- is the redis.call()s and the Lua work per ping (bench/script-cost.ts
--- measures it), so: a record is read with one GET, and written with one
--- SET or, when only the suppressed count changed, a SETRANGE of those four
--- bytes; the rules of issue 29 cost a ping in position mode without the
--- jump guard four tests (the mode, the fix's flags, the guard, the change)
--- and a double more in its op and its reply, an asset a few more fields in
--- its table, and a record without optional parts is read as before; the script defines no functions (a closure made per call costs an
--- allocation per local it uses, and a function call per ping a frame) and
--- makes no table or string per ping that it can avoid: one table per
--- asset, built whole by one constructor (a table that grows field by field
--- is rehashed as it grows), holding the baseline as the record's integer
--- steps; the tail is cut from the record as read;
--- numbers handed to redis.call are strings made once per call (Redis
--- formats a Lua number with sprintf on every call). One MGET of every
--- record of a call instead of a GET each measured about 5 % less per ping
--- at 500 pings per call, within this machine's noise; a GET per record
--- keeps a reset to the commands test/redis/reset.spec.ts counts.
+-- measures it), so: a record is read with one HGET and unpacked with one
+-- struct.unpack, and written with one HSET (of the record as read with its
+-- last field changed, when only the suppressed count changed); the script
+-- defines no functions (a closure made per call costs an allocation per
+-- local it uses, and a function call per ping a frame) and makes no table
+-- or string per ping that it can avoid: one table per asset, built whole by
+-- one constructor (a table that grows field by field is rehashed as it
+-- grows) of at most sixteen fields (Lua makes the next size up twice as
+-- large), holding the baseline as the record's integer steps; issue 29's
+-- value and candidate, which most assets do not have, are kept by asset id
+-- in tables of their own, made when first needed. A header
+-- field read for every record (its epoch and the bucket's expiry in the
+-- place of the record's own) cost about a fifth more per ping in
+-- bench/script-cost.ts.
 
 local min_s, min_m, min_turn, max_ahead, ttl, mode, deadband, deadband_pct, max_speed, relocate_s, relocate_n =
   struct.unpack(RULE, ARGV[1])
 local now, call = struct.unpack(CALL, ARGV[2])
 local ops = ARGV[3]
-local keys = KEYS
-local n_ops = #keys - 1
+local keys, argv = KEYS, ARGV
+local n_ops = #argv - 3
+-- Whether the client sent the old keys (KEYS[1+n+i]) and the layout mark.
+local legacy_sent = #keys == 2 + 2 * n_ops
 
 -- From the prelude: RESET_ASSET, RESET_ALL (any other op is a ping), and
 -- every format, size, flag and step (redis/wire).
@@ -169,8 +220,9 @@ local n_ops = #keys - 1
 local R = 6371008.8
 local RAD = math.pi / 180
 local NAN = 0 / 0
-local sin, cos, asin, sqrt, floor, abs, min = math.sin, math.cos, math.asin, math.sqrt, math.floor, math.abs, math.min
-local pack, unpack, sub = struct.pack, struct.unpack, string.sub
+local sin, cos, asin, sqrt, floor, ceil, abs, min, max = math.sin, math.cos, math.asin, math.sqrt, math.floor, math.ceil, math.abs, math.min, math.max
+local spread = unpack
+local pack, unpack, sub, byte = struct.pack, struct.unpack, string.sub, string.byte
 local call_redis = redis.call
 
 local AHEAD, FIRST, REPLAYED, LATE = REASON.ahead, REASON.first, REASON.replayed, REASON.late
@@ -178,33 +230,59 @@ local ELAPSED, EVENT, MOVED, TURNED, WINDOW = REASON.elapsed, REASON.event, REAS
 local NO_FIX, POOR_FIX, JUMP, RELOCATED = REASON['no-fix'], REASON['poor-fix'], REASON.jump, REASON.relocated
 local CHANGED, UNCHANGED = REASON.changed, REASON.unchanged
 
-if #ops ~= n_ops * OP_BYTES then
-  return redis.error_reply('sliding-window: ' .. #ops .. ' bytes of operations for ' .. n_ops .. ' keys')
+if #ops ~= n_ops * OP_BYTES or not (legacy_sent or #keys == 1 + n_ops) then
+  return redis.error_reply('sliding-window: ' .. #ops .. ' bytes of operations, ' .. #keys .. ' keys and ' .. n_ops .. ' ids')
 end
 
 local clock_guard, ahead_ms = max_ahead >= 0, max_ahead * 1000
 local value_mode, by_percent, jump_guard = mode == VALUE_MODE, deadband_pct ~= 0, max_speed > 0
-local ttl_arg = tostring(ttl)
--- Where an extended record's parts start (1-based), and its smallest length.
-local PARTS_AT = RECORD_BYTES + 1
-local EXT_AT = PARTS_AT + PARTS_BYTES
+local ttl_ms = ttl * 1000
+-- When a record admitted in this call expires.
+local expires_at = ceil(now + ttl_ms)
 
 -- The epoch of this slot, and whether this very call raised it last.
 local epoch, epoch_call = 0, -1
 local raw_epoch = call_redis('GET', keys[1])
 if raw_epoch and #raw_epoch == EPOCH_BYTES then epoch, epoch_call = unpack(EPOCH, raw_epoch) end
+-- The epoch as records hold it.
+local epoch_field = epoch % EPOCH_MODULUS
+
+-- Whether a record missing from its bucket may still be in its old key.
+local legacy = false
+if legacy_sent then
+  local since
+  local mark = keys[2 + 2 * n_ops]
+  local raw_mark = call_redis('GET', mark)
+  if raw_mark and #raw_mark == MARK_BYTES then
+    since = unpack(MARK, raw_mark)
+  else
+    -- The first call of this layout in the slot; an empty database holds
+    -- nothing of earlier builds (this call has written nothing yet).
+    since = 0
+    if call_redis('DBSIZE') > 0 then since = floor(now) end
+    call_redis('SET', mark, pack(MARK, since))
+  end
+  legacy = since > 0 and now < since + ttl_ms
+end
 
 -- An asset's state during this call, made on its first operation: its
--- baseline (`has`, `t`, `events`, `value` (NaN: none) and the record's
--- steps `lat_q`, `lon_q`, `heading_q`, `accuracy_q`), its jump candidate
--- (`c_t`, `c_lat_q`, `c_lon_q`, `c_count`; count 0: none, and always none
--- without the jump guard), its counts, what the record says about the call
--- that last admitted a ping (`call`, `first`), and `raw`, the record as
--- read when it holds the baseline from before this call, with where its
--- value (`v_at`), candidate (`c_at`) and tail (`tail_at`) start in it (0:
--- not there) and the tail's PARTS bits (`tail_parts`). The tail, should one
--- be needed, is cut from it.
+-- baseline (`has`, `t`, `events` and the record's steps `lat_q`, `lon_q`,
+-- `heading_q`, `accuracy_q`), its counts, what the record says about the
+-- call that last admitted a ping (`call`, `first`), its `expires` when
+-- live (false when read from its old key), and `raw`, the record as read.
 local states, order, out = {}, {}, {}
+-- Beside `order`, the bucket of each asset; and, by asset id, what few
+-- assets have: the baseline from before this call to keep as a tail, that
+-- this run is a resend for the asset, its key of an earlier build when
+-- a record was read from it or the asset was reset. (An asset's table is
+-- kept to sixteen fields: Lua makes the next size up twice as large.)
+local buckets, tails, resends, olds = {}, false, false, false
+-- Issue 29's, by asset id, made when first needed: the baseline's value
+-- (none: no value), the jump candidate ({ t, lat_q, lon_q, count, call };
+-- false or none: no candidate), the candidate's field as read (kept for a
+-- tail, and to write it only when it changed), and the assets whose
+-- candidate names this call (see "Resent calls").
+local vals, cands, cands_read, echoes = false, false, false, false
 -- Whether this run raised the epoch (a resend finds it raised by its first run).
 local raised = false
 local reset_reply = nil
@@ -215,86 +293,147 @@ for i = 1, n_ops do
   if op == RESET_ALL then
     if epoch_call ~= call then
       epoch, epoch_call, raised = epoch + 1, call, true
+      epoch_field = epoch % EPOCH_MODULUS
       call_redis('SET', keys[1], pack(EPOCH, epoch, call))
     end
     -- Every asset this call has touched is gone as well. A resend whose
     -- first run made this reset re-derives only its own assets: a record
     -- another call has written since is newer than the reset, and stays.
     for j = 1, #order do
-      local s = states[order[j]]
-      if raised or s.resend then
-        s.has, s.acc, s.sup, s.write, s.value = false, 0, 0, 'del', NAN
-        s.c_t, s.c_lat_q, s.c_lon_q, s.c_count = 0, 0, 0, 0
+      local id = order[j]
+      local s = states[id]
+      if raised or (resends and resends[id]) then
+        s.has, s.acc, s.sup, s.write = false, 0, 0, 'del'
+        if vals then vals[id] = nil end
+        if cands then cands[id] = false end
       end
     end
     reset_reply = reset_reply or pack(REPLY, 0, 0, 0, 0, 0, 0, 0, 0)
     out[i] = reset_reply
   else
-    local key = keys[i + 1]
-    local s = states[key]
-    if not s then
-      s = { has = false, t = 0, lat_q = 0, lon_q = 0, heading_q = NO_HEADING, accuracy_q = 0, events = 0, value = NAN,
-            c_t = 0, c_lat_q = 0, c_lon_q = 0, c_count = 0, c_call = 0,
-            acc = 0, sup = 0, call = false, first = 0, raw = false, v_at = 0, c_at = 0, tail_at = 0, tail_parts = 0,
-            resend = false, echo = false, write = false, admitted = false, suppressed_before = false, tail = false }
-      local raw = call_redis('GET', key)
+    local id = argv[3 + i]
+    local s = states[id]
+    local resend = false
+    if s then
+      resend = resends and resends[id] or false
+    else
+      local bkey = keys[1 + i]
+      s = { has = false, t = 0, lat_q = 0, lon_q = 0, heading_q = NO_HEADING, accuracy_q = 0, events = 0,
+            acc = 0, sup = 0, call = false, first = 0, expires = 0, raw = false,
+            write = false, admitted = false, suppressed_before = false }
+      local raw = call_redis('HGET', bkey, id)
       if raw then
-        -- Which form the record has: plain (RECORD_BYTES), plain with a tail,
-        -- or extended (PARTS says what follows); any other value reads as absent.
-        local len, parts, v_at, c_at, tail_at, tv_at, tc_at = #raw, 0, 0, 0, 0, 0, 0
-        local known = len == RECORD_BYTES
-        if len == RECORD_BYTES + TAIL_BYTES then
-          known, parts, tail_at = true, PART_TAIL, PARTS_AT
-        elseif len > PARTS_AT then
-          parts = unpack(PARTS, raw, PARTS_AT)
-          local at = EXT_AT
-          if parts % (2 * PART_VALUE) >= PART_VALUE then v_at, at = at, at + VALUE_BYTES end
-          if parts % (2 * PART_CANDIDATE) >= PART_CANDIDATE then c_at, at = at, at + CANDIDATE_BYTES end
-          if parts % (2 * PART_TAIL) >= PART_TAIL then
-            tail_at, at = at, at + TAIL_BYTES
-            if parts % (2 * PART_TAIL_VALUE) >= PART_TAIL_VALUE then tv_at, at = at, at + VALUE_BYTES end
-            if parts >= PART_TAIL_CANDIDATE then tc_at, at = at, at + CANDIDATE_BYTES end
+        local rflags = byte(raw, RECORD_FLAGS_AT) or REC_KINDS
+        -- Kept even when it is not live: a tail beside it goes with it.
+        s.raw = raw
+        if RECORD_SIZE[rflags + 1] == #raw then
+          local expires, _, rec_epoch, r_t, lat_q, lon_q, acc, rcall, first, r_events, heading_q, accuracy_q, sup
+          local r_value = false
+          if rflags >= REC_VALUE then
+            -- Issue 29's bits, or a record at 0,0 (value mode's): seldom
+            -- set in position mode; its fields by position, in the order of
+            -- THE RECORD above.
+            local f = { unpack(RECORD_FORMAT[rflags + 1], raw) }
+            local k = 3
+            expires, rec_epoch, r_t = f[1], f[k], f[k + 1]
+            k = k + 1
+            if rflags >= REC_ORIGIN then lat_q, lon_q = 0, 0 else lat_q, lon_q, k = f[k + 1], f[k + 2], k + 2 end
+            acc, rcall, first, k = f[k + 1], f[k + 2], f[k + 3], k + 3
+            if rflags % (2 * REC_FLEET) >= REC_FLEET then
+              r_events, heading_q, accuracy_q, k = f[k + 1], f[k + 2], f[k + 3], k + 3
+            else
+              r_events, heading_q, accuracy_q = 0, NO_HEADING, 0
+            end
+            if rflags % (2 * REC_VALUE) >= REC_VALUE then r_value, k = f[k + 1], k + 1 end
+            sup = f[k + 1]
+          elseif rflags % (2 * REC_FLEET) >= REC_FLEET then
+            expires, _, rec_epoch, r_t, lat_q, lon_q, acc, rcall, first, r_events, heading_q, accuracy_q, sup = unpack(RECORD_FORMAT[rflags + 1], raw)
+          else
+            expires, _, rec_epoch, r_t, lat_q, lon_q, acc, rcall, first, sup = unpack(RECORD_FORMAT[rflags + 1], raw)
+            r_events, heading_q, accuracy_q = 0, NO_HEADING, 0
           end
-          -- Only the bits there are, tail parts only with a tail, and at least
-          -- one part the plain forms cannot hold.
-          known = parts < 2 * PART_TAIL_CANDIDATE and at == len + 1 and parts ~= 0 and parts ~= PART_TAIL
-            and (tail_at > 0 or parts < PART_TAIL)
-        end
-        if known then
-          local r_t, lat_q, lon_q, acc, sup, rcall, first, r_events, heading_q, accuracy_q, rec_epoch = unpack(RECORD, raw)
-          if rec_epoch == epoch % EPOCH_MODULUS then
-            s.acc, s.sup, s.call, s.first = acc, sup, rcall, first
+          if expires > now and rec_epoch == epoch_field then
+            s.acc, s.sup, s.call, s.first, s.expires = acc, sup, rcall, first, expires
             if rcall == call then
-              -- A resend: start from where the first run started.
-              s.resend = true
-              if tail_at > 0 then
-                r_t, lat_q, lon_q, r_events, heading_q, accuracy_q = unpack(TAIL, raw, tail_at)
-                s.has, s.t, s.lat_q, s.lon_q, s.events, s.heading_q, s.accuracy_q = true, r_t, lat_q, lon_q, r_events, heading_q, accuracy_q
-                if tv_at > 0 then s.value = unpack(VALUE, raw, tv_at) end
-                if tc_at > 0 and jump_guard then s.c_t, s.c_lat_q, s.c_lon_q, s.c_count, s.c_call = unpack(CANDIDATE, raw, tc_at) end
+              -- A resend: start from where the first run started (its
+              -- value and candidate too, which the tail keeps with it).
+              resend = true
+              resends = resends or {}
+              resends[id] = true
+              if rflags % (2 * REC_BEFORE) >= REC_BEFORE then
+                local before = call_redis('HGET', bkey, BEFORE_FIELD .. id)
+                local blen = before and #before or 0
+                local v_at, c_at = 0, 0
+                if blen == TAIL_BYTES + VALUE_BYTES or blen == TAIL_BYTES + VALUE_BYTES + CANDIDATE_BYTES then v_at = TAIL_BYTES + 1 end
+                if blen == TAIL_BYTES + CANDIDATE_BYTES then c_at = TAIL_BYTES + 1
+                elseif blen == TAIL_BYTES + VALUE_BYTES + CANDIDATE_BYTES then c_at = TAIL_BYTES + VALUE_BYTES + 1 end
+                if blen == TAIL_BYTES or v_at > 0 or c_at > 0 then
+                  r_t, lat_q, lon_q, r_events, heading_q, accuracy_q = unpack(TAIL, before)
+                  s.has, s.t, s.lat_q, s.lon_q, s.events, s.heading_q, s.accuracy_q = true, r_t, lat_q, lon_q, r_events, heading_q, accuracy_q
+                  if v_at > 0 then
+                    vals = vals or {}
+                    vals[id] = unpack(VALUE, before, v_at)
+                  end
+                  if c_at > 0 and jump_guard then
+                    local c_t, c_lat_q, c_lon_q, c_count, c_call = unpack(CANDIDATE, before, c_at)
+                    cands = cands or {}
+                    cands[id] = { t = c_t, lat_q = c_lat_q, lon_q = c_lon_q, count = c_count, call = c_call }
+                  end
+                end
               end
             else
-              s.raw, s.v_at, s.c_at, s.tail_at = raw, v_at, c_at, tail_at
-              s.tail_parts = parts - parts % PART_TAIL
               s.has, s.t, s.lat_q, s.lon_q, s.events, s.heading_q, s.accuracy_q = true, r_t, lat_q, lon_q, r_events, heading_q, accuracy_q
-              if v_at > 0 then s.value = unpack(VALUE, raw, v_at) end
-              if c_at > 0 and jump_guard then
-                s.c_t, s.c_lat_q, s.c_lon_q, s.c_count, s.c_call = unpack(CANDIDATE, raw, c_at)
-                -- This call set the candidate and admitted no ping of the asset: a resend (see "Resent calls").
-                -- (Value mode never sets one: a candidate it finds is from position mode.)
-                s.echo = s.c_call == call and not value_mode
+              if r_value then
+                vals = vals or {}
+                vals[id] = r_value
+              end
+              if jump_guard and rflags >= REC_CANDIDATE and rflags % (2 * REC_CANDIDATE) >= REC_CANDIDATE then
+                local raw_c = call_redis('HGET', bkey, CANDIDATE_FIELD .. id)
+                if raw_c and #raw_c == CANDIDATE_BYTES then
+                  local c_t, c_lat_q, c_lon_q, c_count, c_call = unpack(CANDIDATE, raw_c)
+                  cands, cands_read = cands or {}, cands_read or {}
+                  cands[id], cands_read[id] = { t = c_t, lat_q = c_lat_q, lon_q = c_lon_q, count = c_count, call = c_call }, raw_c
+                  -- This call set the candidate and admitted no ping of the asset: a resend (see "Resent calls").
+                  -- (Value mode never sets one: a candidate it finds is from position mode.)
+                  if c_call == call and not value_mode then
+                    echoes = echoes or {}
+                    echoes[id] = true
+                  end
+                end
               end
             end
           end
         end
+      elseif legacy then
+        local old_key = keys[1 + n_ops + i]
+        local old = call_redis('GET', old_key)
+        if old then
+          olds = olds or {}
+          olds[id] = old_key
+          local len = #old
+          if len == LEGACY_RECORD_BYTES or len == LEGACY_RECORD_BYTES + TAIL_BYTES then
+            local r_t, lat_q, lon_q, acc, sup, rcall, first, r_events, heading_q, accuracy_q, rec_epoch = unpack(LEGACY_RECORD, old)
+            if rec_epoch == epoch % LEGACY_EPOCH_MODULUS then
+              -- It expires as the old key would have (read only if a suppression keeps it).
+              s.acc, s.sup, s.call, s.first, s.expires = acc, sup, rcall, first, false
+              s.has, s.t, s.lat_q, s.lon_q, s.events, s.heading_q, s.accuracy_q = true, r_t, lat_q, lon_q, r_events, heading_q, accuracy_q
+            end
+          end
+        end
       end
-      states[key] = s
-      order[#order + 1] = key
+      states[id] = s
+      order[#order + 1] = id
+      buckets[#order] = bkey
     end
 
     if op == RESET_ASSET then
-      s.has, s.acc, s.sup, s.write, s.value = false, 0, 0, 'del', NAN
-      s.c_t, s.c_lat_q, s.c_lon_q, s.c_count = 0, 0, 0, 0
+      s.has, s.acc, s.sup, s.write = false, 0, 0, 'del'
+      if vals then vals[id] = nil end
+      if cands then cands[id] = false end
+      if legacy then
+        olds = olds or {}
+        olds[id] = keys[1 + n_ops + i]
+      end
       reset_reply = reset_reply or pack(REPLY, 0, 0, 0, 0, 0, 0, 0, 0)
       out[i] = reset_reply
     else
@@ -302,19 +441,20 @@ for i = 1, n_ops do
       -- (nil where absent); `moved_c`: the ping changed the jump candidate.
       local reason, dt, m, turn, change
       local moved_c = false
+      local echo = echoes and echoes[id]
       local has = s.has
       if has then dt = (t - s.t) / 1000 end
       if clock_guard and t - now > ahead_ms then
         reason = AHEAD
       elseif value_mode then
+        local before = vals and vals[id] or NAN
         if not has then
           reason = FIRST
-        elseif flags % (2 * RETRY) >= RETRY and s.t == t and s.value == value and s.events == events then
+        elseif flags % (2 * RETRY) >= RETRY and s.t == t and before == value and s.events == events then
           reason, dt = REPLAYED, nil
         elseif dt <= 0 then
           reason = LATE
         else
-          local before = s.value
           change = value - before
           if dt >= min_s then reason = ELAPSED
           elseif events ~= s.events then reason = EVENT
@@ -355,35 +495,38 @@ for i = 1, n_ops do
           -- The jump guard (judgeJump): after a silence a move is `relocated`;
           -- else a move too fast is a `jump`, and the candidate counts the
           -- jumps that agree. Every ping judged here that is none clears it.
-          local c_count, c_t = s.c_count, s.c_t
+          local c = cands and cands[id]
+          local c_count, c_t = 0, 0
+          if c then c_count, c_t = c.count, c.t end
           local clear = true
           if dt > relocate_s then
             if m >= min_m then reason = RELOCATED end
           elseif m >= min_m and m > accuracy + s.accuracy_q / ACCURACY_STEPS and m / dt * 3.6 > max_speed then
             local count = 1
             if c_count > 0 and t > c_t then
-              local c_lat = s.c_lat_q / DEGREE_STEPS
+              local c_lat = c.lat_q / DEGREE_STEPS
               local sc_lat = sin((lat - c_lat) * RAD / 2)
-              local sc_lon = sin((lon - s.c_lon_q / DEGREE_STEPS) * RAD / 2)
+              local sc_lon = sin((lon - c.lon_q / DEGREE_STEPS) * RAD / 2)
               local hc = sc_lat * sc_lat + cos(c_lat * RAD) * cos(lat * RAD) * sc_lon * sc_lon
               if hc > 1 then hc = 1 end
               local d = 2 * R * asin(sqrt(hc))
               if not (d >= min_m and d > accuracy and d / ((t - c_t) / 1000) * 3.6 > max_speed) then count = c_count + 1 end
             end
-            if count >= relocate_n and not s.echo then
+            if count >= relocate_n and not echo then
               reason = RELOCATED
             else
               reason, clear = JUMP, false
               -- Stored when its count, time or position differs, as the memory store does.
               local q_lat, q_lon = floor(lat * DEGREE_STEPS + 0.5), floor(lon * DEGREE_STEPS + 0.5)
-              if (count ~= c_count or t ~= c_t or q_lat ~= s.c_lat_q or q_lon ~= s.c_lon_q) and not s.echo then
-                s.c_t, s.c_lat_q, s.c_lon_q, s.c_count, s.c_call = t, q_lat, q_lon, count, call
+              if (not c or count ~= c_count or t ~= c_t or q_lat ~= c.lat_q or q_lon ~= c.lon_q) and not echo then
+                cands = cands or {}
+                cands[id] = { t = t, lat_q = q_lat, lon_q = q_lon, count = count, call = call }
                 moved_c = true
               end
             end
           end
-          if clear and (c_count ~= 0 or c_t ~= 0) and not s.echo then
-            s.c_t, s.c_lat_q, s.c_lon_q, s.c_count = 0, 0, 0, 0
+          if clear and c and not echo then
+            cands[id] = false
             moved_c = true
           end
         end
@@ -398,14 +541,14 @@ for i = 1, n_ops do
 
       -- Whether the ping becomes the baseline.
       local becomes = false
-      if s.resend then
+      if resend then
         if i == s.first or (ADMITS[reason] and reason ~= REPLAYED) then
           reason, dt, m, turn, change = REPLAYED, nil, nil, nil, nil
           becomes = true
           -- As the first run left it: an admission in position mode clears the candidate.
-          if not value_mode then s.c_t, s.c_lat_q, s.c_lon_q, s.c_count = 0, 0, 0, 0 end
+          if not value_mode and cands then cands[id] = false end
         end
-      elseif s.echo then
+      elseif echo then
         -- A resend of a call that only suppressed pings of the asset, one of
         -- them a jump that set the candidate: answered as the first run was
         -- (a jump is a jump again, never a relocation: the first run
@@ -415,25 +558,25 @@ for i = 1, n_ops do
       elseif ADMITS[reason] then
         if not s.admitted then
           -- This call's first admission of the asset: the record will name it,
-          -- and keep the state from before the call (baseline, value,
-          -- candidate) if a ping of the asset was suppressed against it first.
+          -- and keep the baseline from before the call (still the state's,
+          -- which only an admission changes) if a ping of the asset was
+          -- suppressed against it first, with the value and the candidate
+          -- the record had (as read: a jump before may have moved the
+          -- candidate since). (A record was read when the state names a
+          -- call: a resend never comes here.)
+          local had = s.call
           s.admitted, s.first, s.call = true, i, call
-          local raw = s.raw
-          if s.suppressed_before and raw then
-            local parts = {}
-            for k = 1, #TAIL_CUTS, 2 do parts[#parts + 1] = sub(raw, TAIL_CUTS[k], TAIL_CUTS[k + 1]) end
-            local tail_parts = PART_TAIL
-            if s.v_at > 0 then
-              parts[#parts + 1] = sub(raw, s.v_at, s.v_at + VALUE_BYTES - 1)
-              tail_parts = tail_parts + PART_TAIL_VALUE
+          if s.suppressed_before and had then
+            local tail = pack(TAIL, s.t, s.lat_q, s.lon_q, s.events, s.heading_q, s.accuracy_q)
+            local raw = s.raw
+            local rflags = byte(raw, RECORD_FLAGS_AT)
+            if rflags >= REC_VALUE and rflags % (2 * REC_VALUE) >= REC_VALUE then
+              tail = tail .. sub(raw, #raw - COUNT_BYTES - VALUE_BYTES + 1, #raw - COUNT_BYTES)
             end
-            if s.c_at > 0 and jump_guard then
-              parts[#parts + 1] = sub(raw, s.c_at, s.c_at + CANDIDATE_BYTES - 1)
-              tail_parts = tail_parts + PART_TAIL_CANDIDATE
-            end
-            s.tail, s.tail_parts = table.concat(parts), tail_parts
-          else
-            s.tail, s.tail_parts = false, 0
+            local c_raw = cands_read and cands_read[id]
+            if c_raw then tail = tail .. c_raw end
+            tails = tails or {}
+            tails[id] = tail
           end
         end
         becomes = true
@@ -444,7 +587,7 @@ for i = 1, n_ops do
         -- dated ahead, or with no fix) there is nothing to count it in.
         if not s.admitted then s.suppressed_before = true end
         if s.sup < MAX_COUNT then s.sup = s.sup + 1 end
-        -- A changed candidate rewrites the record, keeping its TTL; else the count alone.
+        -- A changed candidate rewrites the record, keeping its expiry; else the count alone.
         if moved_c and s.write ~= 'set' then s.write = 'candidate'
         elseif not s.write then s.write = 'keep' end
       elseif not s.admitted then
@@ -459,8 +602,15 @@ for i = 1, n_ops do
           heading_q = floor(heading * HEADING_STEPS + 0.5)
           if heading_q >= 360 * HEADING_STEPS then heading_q = heading_q - 360 * HEADING_STEPS end
         end
-        s.has, s.t, s.events, s.heading_q, s.accuracy_q, s.value = true, t, events, heading_q, accuracy_q, value
+        s.has, s.t, s.events, s.heading_q, s.accuracy_q = true, t, events, heading_q, accuracy_q
         s.lat_q, s.lon_q = floor(lat * DEGREE_STEPS + 0.5), floor(lon * DEGREE_STEPS + 0.5)
+        -- The ping's value is the baseline's (none: NaN, as a position has).
+        if value == value then
+          vals = vals or {}
+          vals[id] = value
+        elseif vals then
+          vals[id] = nil
+        end
       end
 
       local present = 0
@@ -473,46 +623,190 @@ for i = 1, n_ops do
   end
 end
 
-local epoch_field = epoch % EPOCH_MODULUS
+-- The writes, asset by asset, in the order the call first met them.
+-- Periods (see BUCKETS): their length, the period records admitted in
+-- this call expire in, and (made when first needed) what the field naming
+-- a period of this TTL starts with.
+local period_ms = ttl_ms / PERIODS_PER_TTL
+local admitted_period = floor(expires_at / period_ms)
+local period_head = false
+-- The buckets swept in this call.
+local swept = false
 for j = 1, #order do
-  local key = order[j]
-  local s = states[key]
+  local id = order[j]
+  local s = states[id]
   local write = s.write
-  if write and not s.resend then
-    if write == 'keep' then
-      -- Only the suppressed count changed: the rest of the record, and its
-      -- TTL (which runs from the last admission), stay as they are.
-      call_redis('SETRANGE', key, SUPPRESSED_AT, pack(COUNT, s.sup))
-    elseif write == 'del' then
-      call_redis('DEL', key)
+  if write and not (resends and resends[id]) then
+    local bkey = buckets[j]
+    local tail = tails and tails[id]
+    -- Whether the record as read, live or not, has a tail beside it.
+    local had_tail, had_cand = false, false
+    if s.raw and write ~= 'keep' then
+      local rflags = byte(s.raw, RECORD_FLAGS_AT) or 0
+      had_tail = rflags % (2 * REC_BEFORE) >= REC_BEFORE
+      had_cand = rflags % (2 * REC_CANDIDATE) >= REC_CANDIDATE
+    end
+    -- The jump candidate the record is to have (false: none).
+    local cand = cands and cands[id]
+    if write == 'del' then
+      if had_tail and had_cand then call_redis('HDEL', bkey, id, BEFORE_FIELD .. id, CANDIDATE_FIELD .. id)
+      elseif had_tail then call_redis('HDEL', bkey, id, BEFORE_FIELD .. id)
+      elseif had_cand then call_redis('HDEL', bkey, id, CANDIDATE_FIELD .. id)
+      else call_redis('HDEL', bkey, id) end
     else
-      local record = pack(RECORD, s.t, s.lat_q, s.lon_q, s.acc, s.sup, s.call, s.first, s.events, s.heading_q,
-        s.accuracy_q, epoch_field)
-      -- The tail: this call's (an admission) or the one the record had (a new candidate only).
-      local tail, tail_parts = s.tail, s.tail_parts
-      if write == 'candidate' then
-        tail = false
-        if s.tail_at > 0 then tail = sub(s.raw, s.tail_at) end
-      end
-      -- The optional parts: the value, the candidate, the tail's (see redis/wire).
-      local parts = tail_parts
-      if not tail then parts = 0 end
-      local value, c_count = s.value, s.c_count
-      if value == value then parts = parts + PART_VALUE end
-      if c_count > 0 then parts = parts + PART_CANDIDATE end
-      if parts > PART_TAIL or (parts ~= 0 and parts < PART_TAIL) then
-        record = record .. pack(PARTS, parts)
-        if value == value then record = record .. pack(VALUE, value) end
-        if c_count > 0 then record = record .. pack(CANDIDATE, s.c_t, s.c_lat_q, s.c_lon_q, c_count, s.c_call) end
-      end
-      if tail then record = record .. tail end
+      local expires, rflags
       if write == 'set' then
-        call_redis('SET', key, record, 'EX', ttl_arg)
+        expires, rflags = expires_at, 0
+        if tail then rflags = REC_BEFORE end
       else
-        -- KEEPTTL: a suppression does not extend the record's life.
-        call_redis('SET', key, record, 'KEEPTTL')
+        -- Only the suppressed count or the candidate changed: the record
+        -- expires when it did (the KEEPTTL of earlier builds), its tail kept.
+        expires, rflags = s.expires, 0
+        if had_tail then rflags = REC_BEFORE end
+        if not expires then
+          -- Read from its old key: it expires as that key would have.
+          expires = ceil(now + max(call_redis('PTTL', olds and olds[id]), 1))
+          rflags = 0
+        end
+      end
+      local record
+      if write == 'keep' and s.expires then
+        -- The record as read with its last field, the suppressed count, changed.
+        local raw = s.raw
+        record = sub(raw, 1, #raw - COUNT_BYTES) .. pack(COUNT, s.sup)
+      else
+        local t = s.t
+        if t % 1 ~= 0 or t < 0 or t > MAX_WHOLE_T then rflags = rflags + REC_FRACTION end
+        if cand then rflags = rflags + REC_CANDIDATE end
+        local v = vals and vals[id]
+        local origin = s.lat_q == 0 and s.lon_q == 0
+        if v or origin then
+          -- A value, or a position of 0,0 (value mode's records have both):
+          -- the fields in THE RECORD's order, lat and lon left out at 0,0.
+          local fields = { expires, 0, epoch_field, t }
+          if origin then
+            rflags = rflags + REC_ORIGIN
+          else
+            fields[#fields + 1] = s.lat_q
+            fields[#fields + 1] = s.lon_q
+          end
+          fields[#fields + 1] = s.acc
+          fields[#fields + 1] = s.call
+          fields[#fields + 1] = s.first
+          if s.events ~= 0 or s.heading_q ~= NO_HEADING or s.accuracy_q ~= 0 then
+            rflags = rflags + REC_FLEET
+            fields[#fields + 1] = s.events
+            fields[#fields + 1] = s.heading_q
+            fields[#fields + 1] = s.accuracy_q
+          end
+          if v then
+            rflags = rflags + REC_VALUE
+            fields[#fields + 1] = v
+          end
+          fields[#fields + 1] = s.sup
+          fields[2] = rflags
+          record = pack(RECORD_FORMAT[rflags + 1], spread(fields))
+        elseif s.events ~= 0 or s.heading_q ~= NO_HEADING or s.accuracy_q ~= 0 then
+          rflags = rflags + REC_FLEET
+          record = pack(RECORD_FORMAT[rflags + 1], expires, rflags, epoch_field, t, s.lat_q, s.lon_q, s.acc, s.call, s.first,
+            s.events, s.heading_q, s.accuracy_q, s.sup)
+        else
+          record = pack(RECORD_FORMAT[rflags + 1], expires, rflags, epoch_field, t, s.lat_q, s.lon_q, s.acc, s.call, s.first, s.sup)
+        end
+      end
+      -- The record names its expiry's period when it is new to the bucket
+      -- or its expiry moves into another period; a kept one never does.
+      local period = false
+      local old_expires = s.expires
+      if expires ~= old_expires then
+        if write == 'set' then
+          if not old_expires or old_expires == 0 or admitted_period ~= floor(old_expires / period_ms) then period = admitted_period end
+        else
+          period = floor(expires / period_ms)
+        end
+      end
+      if period then
+        -- HSET counts the fields it adds: the record when none was there,
+        -- the tail when none was there, the period's field when this is the
+        -- bucket's first write of the period, and the bucket's own field
+        -- when the bucket is new (and then the period's too).
+        local field = PERIOD_FIELD .. pack(PERIOD, ttl, period)
+        period_head = period_head or sub(field, 1, PERIOD_HEAD_BYTES)
+        local added
+        if tail then added = call_redis('HSET', bkey, id, record, BEFORE_FIELD .. id, tail, field, '', BUCKET_FIELD, '')
+        else added = call_redis('HSET', bkey, id, record, field, '', BUCKET_FIELD, '') end
+        if not s.raw then added = added - 1 end
+        if tail and not had_tail then added = added - 1 end
+        -- Kept a period past the end of the period.
+        local kept = ceil((period + 2) * period_ms - now)
+        if added == 2 then
+          call_redis('PEXPIRE', bkey, kept)
+        elseif added == 1 then
+          -- Another TTL's period may have it kept longer: never shortened (PTTL
+          -- first, not PEXPIRE's GT, which Redis has only since 7.0).
+          if call_redis('PTTL', bkey) < kept then call_redis('PEXPIRE', bkey, kept) end
+          swept = swept or {}
+          if not swept[bkey] then
+            swept[bkey] = true
+            local all = call_redis('HGETALL', bkey)
+            local dead, live = {}, {}
+            for k = 1, #all, 2 do
+              local name, value = all[k], all[k + 1]
+              if byte(name, 1) ~= OWN_FIELD_BYTE then
+                local f = byte(value, RECORD_FLAGS_AT) or REC_KINDS
+                -- A record of a kind this script knows; another kind is left to the release that wrote it.
+                if RECORD_SIZE[f + 1] == #value then
+                  local e, _, rec_epoch = unpack(RECORD_FORMAT[f + 1], value)
+                  if e <= now or rec_epoch ~= epoch_field then dead[#dead + 1] = name
+                  elseif f % (2 * REC_BEFORE) >= REC_BEFORE or f >= REC_CANDIDATE then live[name] = f end
+                end
+              elseif name ~= field and sub(name, 1, #period_head) == period_head then
+                -- An earlier period's field of this TTL (those of another TTL are left to it).
+                dead[#dead + 1] = name
+              end
+            end
+            for k = 1, #all, 2 do
+              local name = all[k]
+              -- A tail or a candidate whose record has gone, or no longer keeps one.
+              local head = sub(name, 1, #BEFORE_FIELD)
+              if head == BEFORE_FIELD then
+                local f = live[sub(name, #BEFORE_FIELD + 1)]
+                if not f or f % (2 * REC_BEFORE) < REC_BEFORE then dead[#dead + 1] = name end
+              elseif head == CANDIDATE_FIELD then
+                local f = live[sub(name, #CANDIDATE_FIELD + 1)]
+                if not f or f < REC_CANDIDATE then dead[#dead + 1] = name end
+              end
+            end
+            for from = 1, #dead, 1000 do call_redis('HDEL', bkey, spread(dead, from, min(from + 999, #dead))) end
+          end
+        end
+      elseif tail then
+        call_redis('HSET', bkey, id, record, BEFORE_FIELD .. id, tail)
+      else
+        call_redis('HSET', bkey, id, record)
+      end
+      -- A tail from an earlier call that this record no longer needs.
+      if write == 'set' and not tail and had_tail then
+        call_redis('HDEL', bkey, BEFORE_FIELD .. id)
+      end
+      -- The candidate's own field, written only when it changed (a 'keep'
+      -- leaves it as it is: a changed candidate makes the write 'candidate').
+      if write ~= 'keep' then
+        if cand then
+          local c_raw = pack(CANDIDATE, cand.t, cand.lat_q, cand.lon_q, cand.count, cand.call)
+          if not had_cand or c_raw ~= (cands_read and cands_read[id]) then call_redis('HSET', bkey, CANDIDATE_FIELD .. id, c_raw) end
+        elseif had_cand then
+          call_redis('HDEL', bkey, CANDIDATE_FIELD .. id)
+        end
       end
     end
+    -- A record read from, or reset in, its old key is in its bucket now (or gone).
+    local old = olds and olds[id]
+    if old then call_redis('DEL', old) end
   end
 end
+
+local status = 0
+if legacy then status = LEGACY_READS end
+out[n_ops + 1] = pack(STATUS, status)
 return table.concat(out)

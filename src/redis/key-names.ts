@@ -1,19 +1,24 @@
 /**
  * Redis key names. Every key that one script call touches carries the same
- * hash tag, so the call lands in one Cluster slot.
+ * hash tag, or none on one server, so the call lands in one Cluster slot.
  *
- * On one server the tag is the id: `{<asset id>}` or `{<device id>}` (the
- * documented names a Python worker shares). On a Cluster every key starts
- * with one of CLUSTER_BUCKETS bucket tags, chosen by the id, and then the
- * same `{<escaped id>}` as on one server (Redis hashes only the first tag):
- * `dedup:sw:{7gz}{veh-1}`. A script call can then carry every ping of a
- * bucket, not only those of one of 16,384 slots, so a turn's pings take at
- * most CLUSTER_BUCKETS calls (docs/redis.md, "Cluster: bucketed hash tags").
+ * Records and seen entries are fields of hashes, one per bucket of ids
+ * (windowBucketKey, seenBucketKey): on one server `<prefix>sw:#<n>`, one of
+ * HASH_BUCKETS chosen by a hash of the id (hashBucketOf). On a Cluster every
+ * key starts with one of CLUSTER_BUCKETS bucket tags, chosen by the asset
+ * or device id, so that a script call can carry every ping of a Cluster
+ * bucket, not only those of one of 16,384 slots, and a turn's pings take at
+ * most CLUSTER_BUCKETS calls (docs/redis.md, "Cluster: bucketed hash tags");
+ * within it, one of HASH_BUCKETS_PER_TAG hashes: `dedup:sw:{7gz}#<n>`.
  *
- * Ids are written with `%`, `{` and `}` percent-encoded: an id such as
- * `}x` would otherwise close the tag early (or leave it empty, which makes
- * Redis hash the whole key) and scatter one device's keys over several
- * slots. The encoding is reversible and leaves every other character alone.
+ * Earlier builds kept a string key per asset and per reading,
+ * `{<asset id>}` or `{<device id>}` a hash tag (windowRecordKey, seenKey):
+ * those are still read while a flow moves to the buckets (redis/wire
+ * LAYOUT_MARK), and the device epoch keys keep that shape. Ids are written
+ * there with `%`, `{` and `}` percent-encoded: an id such as `}x` would
+ * otherwise close the tag early (or leave it empty, which makes Redis hash
+ * the whole key) and scatter one device's keys over several slots. The
+ * encoding is reversible and leaves every other character alone.
  */
 import calculateSlot from 'cluster-key-slot';
 
@@ -75,12 +80,103 @@ export function bucketOf(id: string): number {
   return bucketOfEscaped(escapeTagContent(id));
 }
 
+/**
+ * Hashes per store on one server. Each holds its ids' records as fields; a
+ * hash keeps Redis' compact listpack encoding while it holds at most
+ * hash-max-listpack-entries (128 by default) fields. A prime near 24,576:
+ * a million ids make about 41 per bucket, and 2.4 million 98 (the fullest
+ * few of 24,571 reach 128; beyond about 2.5 million, raise the setting:
+ * docs/redis.md, "Sizing Redis"). Fewer, fuller buckets spread each
+ * bucket's own cost (its key, its expiry, its allocation's slack) over more
+ * entries: 24,571 cost 1 to 2 B less per entry at a million than 32,749.
+ */
+export const HASH_BUCKETS = 24_571;
+/** Hashes per store under each Cluster bucket's tag: about the same number over the twelve (12 x 2,039 = 24,468), a prime. */
+export const HASH_BUCKETS_PER_TAG = 2_039;
+
+/**
+ * FNV-1a, 32 bits, of a string's UTF-8 bytes: which hash of its store holds
+ * an id's record, or a reading's entry. In Python:
+ * `h = 0x811c9dc5; for b in s.encode(): h = ((h ^ b) * 0x01000193) & 0xffffffff`.
+ */
+export function fnv1a(text: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 0x80) return fnv1aBytes(Buffer.from(text, 'utf8'));
+    h = Math.imul(h ^ c, 0x01000193);
+  }
+  return h >>> 0;
+}
+
+function fnv1aBytes(bytes: Buffer): number {
+  let h = 0x811c9dc5;
+  for (const b of bytes) h = Math.imul(h ^ b, 0x01000193);
+  return h >>> 0;
+}
+
+/** The bucket (hash) of an id among its store's: HASH_BUCKETS on one server, HASH_BUCKETS_PER_TAG under its Cluster bucket's tag. */
+export function hashBucketOf(id: string, cluster: boolean): number {
+  return fnv1a(id) % (cluster ? HASH_BUCKETS_PER_TAG : HASH_BUCKETS);
+}
+
+/** The names of a store's buckets, made once each: `<prefix><segment>#<n>`, or on a Cluster `<prefix><segment>{<tag>}#<n>`. */
+export class BucketNames {
+  private readonly names: (string | undefined)[];
+
+  constructor(
+    private readonly prefix: string,
+    private readonly segment: string,
+    private readonly cluster: boolean,
+  ) {
+    this.names = new Array<string | undefined>(cluster ? CLUSTER_BUCKETS * HASH_BUCKETS_PER_TAG : HASH_BUCKETS);
+  }
+
+  /**
+   * The bucket of `hashed` (an asset id, an idempotency key); on a Cluster,
+   * under the tag of Cluster bucket `tag` (bucketOf the asset or device id;
+   * ignored on one server).
+   */
+  of(hashed: string, tag: number): string {
+    const bucket = hashBucketOf(hashed, this.cluster);
+    if (!this.cluster) tag = 0;
+    const at = tag * HASH_BUCKETS_PER_TAG + bucket;
+    let name = this.names[at];
+    if (name === undefined) {
+      name = `${this.prefix}${this.segment}${this.cluster ? bucketTag(tag) : ''}#${bucket}`;
+      this.names[at] = name;
+    }
+    return name;
+  }
+}
+
+/** The hash holding an asset's window record (its field: the asset id). */
+export function windowBucketKey(prefix: string, assetId: string, cluster = false): string {
+  return `${prefix}${WINDOW_SEGMENT}${cluster ? bucketTag(bucketOf(assetId)) : ''}#${hashBucketOf(assetId, cluster)}`;
+}
+
+/** The hash holding a reading's seen entry (its field: the idempotency key `key`, of the group `group`). */
+export function seenBucketKey(prefix: string, group: string, key: string, cluster = false): string {
+  return `${prefix}${SEEN_SEGMENT}${cluster ? bucketTag(bucketOf(group)) : ''}#${hashBucketOf(key, cluster)}`;
+}
+
+/**
+ * The layout mark of a slot (redis/wire LAYOUT_MARK), shared by both stores:
+ * `<prefix>layout` on one server, one per Cluster bucket tagged with its
+ * bucket's tag, as the epoch keys are.
+ */
+export function layoutMarkKey(prefix: string, slot: number | undefined): string {
+  return slot === undefined ? `${prefix}layout` : `${prefix}layout{${slotTag(slot)}}`;
+}
+
+/** The key earlier builds kept an asset's window record in (read while a flow moves to the buckets). */
 export function windowRecordKey(prefix: string, assetId: string, cluster = false): string {
   return `${prefix}${WINDOW_SEGMENT}${idTag(assetId, cluster)}`;
 }
 
 /**
- * The seen-set entry of one idempotency key. `group` is the key's prefix
+ * The key earlier builds kept the seen-set entry of one idempotency key in
+ * (read while a flow moves to the buckets). `group` is the key's prefix
  * that names its device (`bin-A17` of `bin-A17:41:76c7...`), or the whole
  * key: `<prefix>rc:{bin-A17}:41:76c73ee2946cc70e`.
  */

@@ -49,7 +49,7 @@ function luaTable(entries: Record<string, number>): string {
  * place that says so), then its operation codes, then its binary formats,
  * flags and steps (redis/wire).
  */
-function prelude(name: ScriptName): string {
+export function scriptPrelude(name: ScriptName): string {
   if (name === 'dedupSlidingWindow') {
     const codes: Record<string, number> = {};
     const admits: string[] = [];
@@ -77,7 +77,7 @@ const sources = new Map<ScriptName, string>();
 export function scriptSource(name: ScriptName): string {
   let source = sources.get(name);
   if (source === undefined) {
-    source = prelude(name) + readFileSync(join(LUA_DIR, SCRIPTS[name]), 'utf8');
+    source = scriptPrelude(name) + readFileSync(join(LUA_DIR, SCRIPTS[name]), 'utf8');
     sources.set(name, source);
   }
   return source;

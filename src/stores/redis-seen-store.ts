@@ -1,15 +1,15 @@
 import calculateSlot from 'cluster-key-slot';
 import { nextToken } from '../core/structures/call-token';
-import { SEEN_SEGMENT, seenGroupEpochKey, seenGroupHead, seenKeyOf } from '../redis/key-names';
+import { BucketNames, bucketOf, layoutMarkKey, SEEN_SEGMENT, seenGroupEpochKey, seenGroupHead, seenKeyOf } from '../redis/key-names';
 import type { RedisClient } from '../redis/scripts';
-import { SEEN_CALL, SEEN_OP, SEEN_OP_CODE, setUint48, writeUint48 } from '../redis/wire';
+import { REPLY_STATUS, SEEN_CALL, SEEN_OP, SEEN_OP_CODE, setUint48, writeUint48 } from '../redis/wire';
 import { CountDown } from './count-down';
 import { ScriptQueue } from './script-queue';
 import type { ClaimRequest, RedisStoreOptions, Replies, SeenClaim, SeenSettings, SeenStore, SettleRequest } from './types';
 
 const { claim: CLAIM_OP, confirm: CONFIRM_OP, release: RELEASE_OP, resetGroup: RESET_GROUP, resetAll: RESET_ALL } = SEEN_OP_CODE;
 const OP_BYTES = SEEN_OP.bytes;
-const { op: OP_AT, key: KEY_AT, group: GROUP_AT, token: TOKEN_AT } = SEEN_OP.at;
+const { op: OP_AT, bucket: BUCKET_AT, group: GROUP_AT, legacy: LEGACY_AT, token: TOKEN_AT } = SEEN_OP.at;
 
 /** Claims, confirms or releases of one request that share a slot. */
 interface KeysPart {
@@ -44,17 +44,26 @@ const DEFAULT_MAX_BATCH = 100;
 const MAX_KEYS_PER_PART = 100;
 
 /**
- * The seen-set in Redis: one string key per idempotency key, claimed,
- * confirmed and released inside lua/seen-set.lua. Redis bounds it by TTL;
+ * The seen-set in Redis: one field per idempotency key in a hash of its
+ * bucket, claimed, confirmed and released inside lua/seen-set.lua. Entries
+ * expire by the time they hold, and buckets are swept as they are written;
  * the size bound is the server's maxmemory policy (see README, "Sizing
  * Redis").
+ *
+ * Until a call's reply says otherwise (redis/wire LAYOUT_MARK), each call
+ * also names the keys earlier builds kept its entries in, so that an
+ * upgraded flow keeps its state; once per slot.
  */
 export class RedisSeenStore implements SeenStore {
   private readonly queue: ScriptQueue<SeenPart, number[]>;
   private readonly settingsArg: Buffer;
-  /** A burst is mostly one device's readings: its slot is worked out once, not once per reading. */
+  private readonly buckets: BucketNames;
+  /** A burst is mostly one device's readings: its slot and Cluster bucket are worked out once, not once per reading. */
   private slotGroup: string | undefined;
   private groupSlot = 0;
+  private groupTag = 0;
+  /** The slots (0 on one server) whose calls no longer name the keys of earlier builds. */
+  private readonly legacyDone = new Set<number>();
 
   constructor(
     private readonly client: RedisClient,
@@ -66,6 +75,7 @@ export class RedisSeenStore implements SeenStore {
     this.settingsArg.writeUInt32LE(Math.max(1, Math.ceil(settings.ttlSeconds)), SEEN_CALL.at.ttlSeconds);
     this.settingsArg.writeDoubleLE(Math.max(1, Math.ceil(settings.leaseSeconds * 1000)), SEEN_CALL.at.leaseMs);
     this.settingsArg[SEEN_CALL.at.confirm] = settings.confirm ? 1 : 0;
+    this.buckets = new BucketNames(options.keyPrefix, SEEN_SEGMENT, options.cluster);
     this.queue = new ScriptQueue(client, options, {
       segment: SEEN_SEGMENT,
       send: (parts) => this.send(parts),
@@ -147,17 +157,32 @@ export class RedisSeenStore implements SeenStore {
    * the epoch key, which needs no idempotency key, names the slot for all.
    */
   private slotOf(group: string): number {
-    if (group !== this.slotGroup) {
-      this.groupSlot = calculateSlot(seenGroupEpochKey(this.options.keyPrefix, group, true));
-      this.slotGroup = group;
-    }
+    this.learn(group);
     return this.groupSlot;
+  }
+
+  /** The Cluster bucket of a group (0 on one server). */
+  private tagOf(group: string): number {
+    if (!this.options.cluster) return 0;
+    this.learn(group);
+    return this.groupTag;
+  }
+
+  private learn(group: string): void {
+    if (group === this.slotGroup) return;
+    this.groupSlot = calculateSlot(seenGroupEpochKey(this.options.keyPrefix, group, true));
+    this.groupTag = bucketOf(group);
+    this.slotGroup = group;
   }
 
   private send(parts: SeenPart[]): Promise<number[][]> {
     const prefix = this.options.keyPrefix;
     const cluster = this.options.cluster;
-    const keys: string[] = [this.queue.epochKeyOf(parts[0] as SeenPart)];
+    const first = parts[0] as SeenPart;
+    const slot = cluster ? first.slot : 0;
+    const legacy = !this.legacyDone.has(slot);
+    // KEYS: the epoch key, then what the operations name; while the old keys are named, the layout mark last.
+    const keys: string[] = [this.queue.epochKeyOf(first)];
     const groupIndex = new Map<string, number>();
     const groupKey = (group: string): number => {
       let index = groupIndex.get(group);
@@ -173,39 +198,53 @@ export class RedisSeenStore implements SeenStore {
     // A DataView rather than Buffer's write methods, as in redis-window-store.ts.
     const ops = new ArrayBuffer(opCount * OP_BYTES);
     const view = new DataView(ops);
+    const fields = new Array<string>(opCount);
     let at = 0;
-    const writeOp = (op: number, keyIndex: number, groupIndexOf: number, token: number): void => {
+    let n = 0;
+    const writeOp = (op: number, bucketIndex: number, groupIndexOf: number, legacyIndex: number, token: number, field: string): void => {
       view.setUint8(at + OP_AT, op);
-      view.setUint16(at + KEY_AT, keyIndex, true);
+      view.setUint16(at + BUCKET_AT, bucketIndex, true);
       view.setUint16(at + GROUP_AT, groupIndexOf, true);
+      view.setUint16(at + LEGACY_AT, legacyIndex, true);
       setUint48(view, at + TOKEN_AT, token);
+      fields[n++] = field;
       at += OP_BYTES;
     };
-    // A burst is one device's readings: the head of its keys (an escaped hash tag) is worked out once.
+    // A burst is one device's readings: the head of its old keys (an escaped hash tag) is worked out once.
     let lastGroup: string | undefined;
     let head = '';
     for (const part of parts) {
       if (part.op === RESET_ALL) {
-        writeOp(RESET_ALL, 1, 1, 0);
+        writeOp(RESET_ALL, 1, 1, 0, 0, '');
         continue;
       }
       if (part.op === RESET_GROUP) {
-        writeOp(RESET_GROUP, groupKey(part.group), 1, 0);
+        writeOp(RESET_GROUP, groupKey(part.group), 1, 0, 0, '');
         continue;
       }
       for (const claim of part.claims) {
-        if (claim.group !== lastGroup) {
+        if (legacy && claim.group !== lastGroup) {
           lastGroup = claim.group;
           head = seenGroupHead(prefix, lastGroup, cluster);
         }
-        keys.push(seenKeyOf(head, claim.group, claim.key));
-        writeOp(part.op, keys.length, groupKey(claim.group), part.token);
+        const group = groupKey(claim.group);
+        keys.push(this.buckets.of(claim.key, this.tagOf(claim.group)));
+        const bucket = keys.length;
+        let old = 0;
+        if (legacy) {
+          keys.push(seenKeyOf(head, claim.group, claim.key));
+          old = keys.length;
+        }
+        writeOp(part.op, bucket, group, old, part.token, claim.key);
       }
     }
+    if (legacy) keys.push(layoutMarkKey(prefix, cluster ? slot : undefined));
     const settings = Buffer.from(this.settingsArg);
     settings.writeDoubleLE(this.now(), SEEN_CALL.at.now);
     writeUint48(settings, SEEN_CALL.at.call, nextToken());
-    return this.client.dedupSeenSet(keys.length, keys, settings, Buffer.from(ops)).then((codes) => {
+    settings[SEEN_CALL.at.legacy] = legacy ? 1 : 0;
+    return this.client.dedupSeenSet(keys.length, keys, settings, Buffer.from(ops), fields).then((codes) => {
+      if (legacy && ((codes[opCount] ?? 0) & REPLY_STATUS.legacyReads) === 0) this.legacyDone.add(slot);
       let next = 0;
       return parts.map((part) => {
         if (part.op === RESET_ALL || part.op === RESET_GROUP) {

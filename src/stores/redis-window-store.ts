@@ -3,12 +3,13 @@ import { NO_FIX, POOR_FIX } from '../core/window/fix-quality';
 import { ACCURACY_STEPS, DEFAULT_RELOCATE_PINGS, DEGREE_STEPS, HEADING_STEPS, NO_HEADING, RELOCATE_HEARTBEATS, type JumpCandidate, type Ping } from '../core/window/sliding-window';
 import { WINDOW_REASON_BY_CODE, WINDOW_REASONS } from '../core/window/window-reasons';
 import { nextToken } from '../core/structures/call-token';
-import { WINDOW_SEGMENT, windowRecordKey } from '../redis/key-names';
+import { BucketNames, bucketOf, epochKey, layoutMarkKey, WINDOW_SEGMENT, windowRecordKey } from '../redis/key-names';
 import type { RedisClient } from '../redis/scripts';
 import {
-  extendedRecordBytes,
   MAX_WINDOW_OPS,
   readUint48,
+  RECORD_FLAG,
+  REPLY_STATUS,
   setUint48,
   WINDOW_CALL,
   WINDOW_CANDIDATE,
@@ -16,14 +17,15 @@ import {
   WINDOW_OP,
   WINDOW_OP_CODE,
   WINDOW_OP_FLAG,
-  WINDOW_PART,
-  WINDOW_PARTS,
   WINDOW_PRESENT,
   WINDOW_RECORD,
   WINDOW_REPLY,
   WINDOW_RULE,
+  WINDOW_STATUS,
   WINDOW_TAIL,
   WINDOW_VALUE,
+  windowRecordLayout,
+  windowTailBytes,
   writeUint48,
 } from '../redis/wire';
 import { ScriptQueue } from './script-queue';
@@ -44,10 +46,16 @@ class ResetAll {
 
 type WindowOp = Ping | ResetAsset | ResetAll;
 
+/** Where an asset's record is: its bucket, and (made when first needed) the key earlier builds kept it in. */
+interface AssetKeys {
+  bucket: string;
+  old: string | undefined;
+}
+
 /**
- * Window records in Redis, one string per asset holding its baseline and
- * counts, decided by lua/sliding-window.lua: shared by every worker, and
- * atomic across them.
+ * Window records in Redis, one field per asset in a hash of its bucket,
+ * holding its baseline and counts, decided by lua/sliding-window.lua:
+ * shared by every worker, and atomic across them.
  *
  * The operations of a call travel as one binary argument and the decisions
  * come back as one binary reply (layouts in redis/wire), so that per ping
@@ -55,11 +63,18 @@ type WindowOp = Ping | ResetAsset | ResetAll;
  * formatting numbers into arguments and parsing reply strings: that was
  * most of the client's CPU time per ping, and all of its garbage, in npm run
  * bench.
+ *
+ * Until a call's reply says otherwise (redis/wire LAYOUT_MARK), each call
+ * also names the keys earlier builds kept its assets' records in, so
+ * that an upgraded flow keeps its state; once per slot.
  */
 export class RedisWindowStore implements WindowStore {
   private readonly queue: ScriptQueue<WindowOp, WindowOutcome | undefined>;
   private readonly rule: Buffer;
-  private readonly keys = new Map<string, string>();
+  private readonly keys = new Map<string, AssetKeys>();
+  private readonly buckets: BucketNames;
+  /** The slots (0 on one server) whose calls no longer name the keys of earlier builds. */
+  private readonly legacyDone = new Set<number>();
 
   constructor(
     private readonly client: RedisClient,
@@ -68,6 +83,7 @@ export class RedisWindowStore implements WindowStore {
     private readonly now: () => number = Date.now,
   ) {
     this.rule = encodeRule(settings);
+    this.buckets = new BucketNames(options.keyPrefix, WINDOW_SEGMENT, options.cluster);
     this.queue = new ScriptQueue(client, options, {
       segment: WINDOW_SEGMENT,
       send: (ops) => this.send(ops),
@@ -96,42 +112,61 @@ export class RedisWindowStore implements WindowStore {
   }
 
   /**
-   * The record key of an asset, built once per asset rather than once per
-   * ping: a fleet sends the same few thousand ids over and over, and a key
-   * string per ping would stay alive (in the client's pending command) for
-   * as long as the ping is in flight. Bounded: dropped wholesale when full.
+   * Where an asset's record is, worked out once per asset rather than once
+   * per ping: a fleet sends the same few thousand ids over and over, and a
+   * key string per ping would stay alive (in the client's pending command)
+   * for as long as the ping is in flight. Bounded: dropped wholesale when full.
    */
-  private keyOf(assetId: string): string {
-    let key = this.keys.get(assetId);
-    if (key === undefined) {
+  private keysOf(assetId: string): AssetKeys {
+    let keys = this.keys.get(assetId);
+    if (keys === undefined) {
       if (this.keys.size >= KEY_CACHE_SIZE) this.keys.clear();
-      key = windowRecordKey(this.options.keyPrefix, assetId, this.options.cluster === true);
-      this.keys.set(assetId, key);
+      keys = { bucket: this.buckets.of(assetId, this.options.cluster ? bucketOf(assetId) : 0), old: undefined };
+      this.keys.set(assetId, keys);
     }
-    return key;
+    return keys;
   }
 
-  /** On a Cluster: the slot of the op's bucket (every key of a bucket starts with the bucket's tag), which names its group and its epoch key. */
+  /** On a Cluster: the slot of the op's Cluster bucket (every key of a Cluster bucket starts with its tag), which names its group and its epoch key. */
   private slotOf(op: WindowOp): number {
-    return op instanceof ResetAll ? op.slot : calculateSlot(this.keyOf(op.assetId));
+    return op instanceof ResetAll ? op.slot : calculateSlot(this.keysOf(op.assetId).bucket);
   }
 
   private send(ops: WindowOp[]): Promise<(WindowOutcome | undefined)[]> {
-    const keys = new Array<string>(ops.length + 1);
-    keys[0] = this.queue.epochKeyOf(ops[0] as WindowOp);
-    const packed = new ArrayBuffer(ops.length * OP_BYTES);
+    const n = ops.length;
+    const first = ops[0] as WindowOp;
+    const slot = this.options.cluster ? this.slotOf(first) : 0;
+    const legacy = !this.legacyDone.has(slot);
+    // KEYS: the epoch key, the buckets; while the old keys are named, they and the layout mark.
+    const keys = new Array<string>(legacy ? 2 + 2 * n : 1 + n);
+    keys[0] = this.queue.epochKeyOf(first);
+    if (legacy) keys[1 + 2 * n] = layoutMarkKey(this.options.keyPrefix, this.options.cluster ? slot : undefined);
+    const ids = new Array<string>(n);
+    const packed = new ArrayBuffer(n * OP_BYTES);
     const view = new DataView(packed);
-    for (let i = 0; i < ops.length; i++) {
+    for (let i = 0; i < n; i++) {
       const op = ops[i] as WindowOp;
-      // A reset of every asset names no record: the epoch key stands in its place.
-      keys[i + 1] = op instanceof ResetAll ? keys[0] : this.keyOf(op.assetId);
+      if (op instanceof ResetAll) {
+        // A reset of every asset names no record: the epoch key stands in its place.
+        keys[1 + i] = keys[0];
+        if (legacy) keys[1 + n + i] = keys[0];
+        ids[i] = '';
+      } else {
+        const assetKeys = this.keysOf(op.assetId);
+        keys[1 + i] = assetKeys.bucket;
+        if (legacy) keys[1 + n + i] = assetKeys.old ??= windowRecordKey(this.options.keyPrefix, op.assetId, this.options.cluster);
+        ids[i] = op.assetId;
+      }
       encodeOp(op, view, i * OP_BYTES);
     }
     const call = Buffer.allocUnsafe(WINDOW_CALL.bytes);
     call.writeDoubleLE(this.now(), WINDOW_CALL.at.now);
     writeUint48(call, WINDOW_CALL.at.call, nextToken());
-    // ioredis flattens array arguments one level, so the keys need no spread.
-    return this.client.dedupSlidingWindowBuffer(keys.length, keys, this.rule, call, Buffer.from(packed)).then(decodeOutcomes);
+    // ioredis flattens array arguments one level, so the keys and ids need no spread.
+    return this.client.dedupSlidingWindowBuffer(keys.length, keys, this.rule, call, Buffer.from(packed), ids).then((reply) => {
+      if (legacy && (replyStatus(reply) & REPLY_STATUS.legacyReads) === 0) this.legacyDone.add(slot);
+      return decodeOutcomes(reply);
+    });
   }
 }
 
@@ -192,6 +227,23 @@ function encodeOp(op: WindowOp, out: DataView, at: number): void {
   out.setFloat64(at + VALUE_AT, op.value ?? NaN, true);
 }
 
+/**
+ * The keys and ids of one call of `pings` on one server, the previous
+ * release's keys left out (for the benchmark's lines that call the script
+ * themselves, and tests): KEYS, then ARGV[4..] after the rule, the call and
+ * encodePings.
+ */
+export function windowCallKeys(prefix: string, pings: readonly Ping[]): { keys: string[]; ids: string[] } {
+  let buckets = callKeyNames.get(prefix);
+  if (buckets === undefined) {
+    buckets = new BucketNames(prefix, WINDOW_SEGMENT, false);
+    callKeyNames.set(prefix, buckets);
+  }
+  return { keys: [epochKey(prefix, WINDOW_SEGMENT, undefined), ...pings.map((p) => buckets.of(p.assetId, 0))], ids: pings.map((p) => p.assetId) };
+}
+
+const callKeyNames = new Map<string, BucketNames>();
+
 /** The pings of one call, packed as ARGV[3] (for the benchmark's redis-benchmark lines and tests). */
 export function encodePings(pings: readonly Ping[]): Buffer {
   const packed = new ArrayBuffer(pings.length * OP_BYTES);
@@ -204,11 +256,17 @@ const REPLY_BYTES = WINDOW_REPLY.bytes;
 const REPLY_AT = WINDOW_REPLY.at;
 const { dt: HAS_DT, distance: HAS_DISTANCE, turn: HAS_TURN, change: HAS_CHANGE } = WINDOW_PRESENT;
 
+/** The status at the end of the script's reply (redis/wire REPLY_STATUS). */
+export function replyStatus(reply: Buffer): number {
+  return reply[reply.length - WINDOW_STATUS.bytes] ?? 0;
+}
+
 /** The script's reply: one outcome per operation, in order; undefined for a reset. */
 export function decodeOutcomes(reply: Buffer): (WindowOutcome | undefined)[] {
-  if (reply.length % REPLY_BYTES !== 0) throw new Error(`a sliding-window reply of ${reply.length} bytes is not whole operations`);
-  const outcomes = new Array<WindowOutcome | undefined>(reply.length / REPLY_BYTES);
-  for (let i = 0, at = 0; at < reply.length; i++, at += REPLY_BYTES) {
+  const end = reply.length - WINDOW_STATUS.bytes;
+  if (end < 0 || end % REPLY_BYTES !== 0) throw new Error(`a sliding-window reply of ${reply.length} bytes is not whole operations`);
+  const outcomes = new Array<WindowOutcome | undefined>(end / REPLY_BYTES);
+  for (let i = 0, at = 0; at < end; i++, at += REPLY_BYTES) {
     const code = reply[at + REPLY_AT.reason] as number;
     if (code === 0) {
       outcomes[i] = undefined;
@@ -233,6 +291,10 @@ export function decodeOutcomes(reply: Buffer): (WindowOutcome | undefined)[] {
 
 /** A window record as lua/sliding-window.lua stores it (for tests and tools). */
 export interface WindowRecord {
+  /** When it expires, host clock, epoch ms. */
+  expires: number;
+  /** The slot epoch (mod redis/wire EPOCH_MODULUS) it was written in. */
+  epoch: number;
   t: number;
   lat: number;
   lon: number;
@@ -246,13 +308,12 @@ export interface WindowRecord {
   /** NaN when the admitted ping had none. */
   heading: number;
   accuracy: number;
-  epoch: number;
   /** Value mode: the baseline's value; absent when the record has none. */
   value?: number;
-  /** The jump candidate, and the call that set it; absent when the record has none. */
-  candidate?: RecordCandidate;
-  /** The baseline from before that call, when the call suppressed a ping before admitting one (with its value and candidate when it had them). */
-  before: { t: number; lat: number; lon: number; value?: number; candidate?: RecordCandidate } | null;
+  /** Whether its bucket keeps the baseline from before that call (decodeWindowTail). */
+  before: boolean;
+  /** Whether its bucket keeps a jump candidate for it (decodeWindowCandidate). */
+  candidate: boolean;
 }
 
 export interface RecordCandidate extends JumpCandidate {
@@ -260,67 +321,63 @@ export interface RecordCandidate extends JumpCandidate {
   call: number;
 }
 
-const TAIL_BYTES = WINDOW_RECORD.bytes + WINDOW_TAIL.bytes;
-
+/** A record, the value of its asset's field in its bucket. */
 export function decodeWindowRecord(raw: Buffer): WindowRecord {
-  let parts = 0;
-  if (raw.length === TAIL_BYTES) parts = WINDOW_PART.tail;
-  else if (raw.length !== WINDOW_RECORD.bytes) {
-    parts = raw.length > WINDOW_RECORD.bytes ? (raw[WINDOW_RECORD.bytes] as number) : 0;
-    const valid = parts !== 0 && parts !== WINDOW_PART.tail && parts < 2 * WINDOW_PART.tailCandidate && ((parts & WINDOW_PART.tail) !== 0 || parts < WINDOW_PART.tail);
-    if (!valid || extendedRecordBytes(parts) !== raw.length) throw new Error(`a window record of ${raw.length} bytes has no known layout`);
-  }
-  const at = WINDOW_RECORD.at;
-  const heading = raw.readUInt16LE(at.heading);
-  // The optional parts, in their order (see redis/wire).
-  let next = raw.length === TAIL_BYTES ? WINDOW_RECORD.bytes : WINDOW_RECORD.bytes + WINDOW_PARTS.bytes;
+  const flags = raw[WINDOW_RECORD.at.flags] ?? 0;
+  const layout = windowRecordLayout(flags);
+  if (layout === undefined || raw.length !== layout.bytes) throw new Error(`a window record of ${raw.length} bytes with flags ${flags} has no known layout`);
+  const at = (field: string): number => layout.at[field] as number;
+  const fleet = (flags & RECORD_FLAG.fleet) !== 0;
+  const heading = fleet ? raw.readUInt16LE(at('heading')) : NO_HEADING;
   const record: WindowRecord = {
-    t: raw.readDoubleLE(at.t),
-    lat: raw.readInt32LE(at.lat) / DEGREE_STEPS,
-    lon: raw.readInt32LE(at.lon) / DEGREE_STEPS,
-    accepted: raw.readUInt32LE(at.accepted),
-    suppressed: raw.readUInt32LE(at.suppressed),
-    call: readUint48(raw, at.call),
-    first: raw.readUInt16LE(at.first),
-    events: readUint48(raw, at.events),
+    expires: readUint48(raw, at('expires')),
+    epoch: raw.readUInt16LE(at('epoch')),
+    t: flags & RECORD_FLAG.fraction ? raw.readDoubleLE(at('t')) : readUint48(raw, at('t')),
+    lat: flags & RECORD_FLAG.origin ? 0 : raw.readInt32LE(at('lat')) / DEGREE_STEPS,
+    lon: flags & RECORD_FLAG.origin ? 0 : raw.readInt32LE(at('lon')) / DEGREE_STEPS,
+    accepted: raw.readUInt32LE(at('accepted')),
+    suppressed: raw.readUInt32LE(at('suppressed')),
+    call: readUint48(raw, at('call')),
+    first: raw.readUInt16LE(at('first')),
+    events: fleet ? readUint48(raw, at('events')) : 0,
     heading: heading === NO_HEADING ? NaN : heading / HEADING_STEPS,
-    accuracy: raw.readUInt16LE(at.accuracy) / ACCURACY_STEPS,
-    epoch: raw.readUInt16LE(at.epoch),
-    before: null,
+    accuracy: fleet ? raw.readUInt16LE(at('accuracy')) / ACCURACY_STEPS : 0,
+    before: (flags & RECORD_FLAG.before) !== 0,
+    candidate: (flags & RECORD_FLAG.candidate) !== 0,
   };
-  if (parts & WINDOW_PART.value) {
-    record.value = raw.readDoubleLE(next);
-    next += WINDOW_VALUE.bytes;
-  }
-  if (parts & WINDOW_PART.candidate) {
-    record.candidate = candidateAt(raw, next);
-    next += WINDOW_CANDIDATE.bytes;
-  }
-  if (parts & WINDOW_PART.tail) {
-    const tail = next;
-    next += WINDOW_TAIL.bytes;
-    const before: NonNullable<WindowRecord['before']> = {
-      t: raw.readDoubleLE(tail + WINDOW_TAIL.at.t),
-      lat: raw.readInt32LE(tail + WINDOW_TAIL.at.lat) / DEGREE_STEPS,
-      lon: raw.readInt32LE(tail + WINDOW_TAIL.at.lon) / DEGREE_STEPS,
-    };
-    if (parts & WINDOW_PART.tailValue) {
-      before.value = raw.readDoubleLE(next);
-      next += WINDOW_VALUE.bytes;
-    }
-    if (parts & WINDOW_PART.tailCandidate) before.candidate = candidateAt(raw, next);
-    record.before = before;
-  }
+  if (flags & RECORD_FLAG.value) record.value = raw.readDoubleLE(at('value'));
   return record;
 }
 
-function candidateAt(raw: Buffer, from: number): RecordCandidate {
+/** The state kept from before the call a record names (the field BUCKET_FIELD.before and the asset id): its baseline, with its value and candidate when it had them. */
+export interface WindowTail {
+  t: number;
+  lat: number;
+  lon: number;
+  value?: number;
+  candidate?: RecordCandidate;
+}
+
+/** A tail field (its length says whether a value and a candidate follow the baseline). */
+export function decodeWindowTail(raw: Buffer): WindowTail {
+  const value = raw.length === windowTailBytes(true, false) || raw.length === windowTailBytes(true, true);
+  const candidate = raw.length === windowTailBytes(false, true) || raw.length === windowTailBytes(true, true);
+  if (!value && !candidate && raw.length !== WINDOW_TAIL.bytes) throw new Error(`a window tail of ${raw.length} bytes has no known layout`);
+  const tail: WindowTail = { t: raw.readDoubleLE(WINDOW_TAIL.at.t), lat: raw.readInt32LE(WINDOW_TAIL.at.lat) / DEGREE_STEPS, lon: raw.readInt32LE(WINDOW_TAIL.at.lon) / DEGREE_STEPS };
+  if (value) tail.value = raw.readDoubleLE(WINDOW_TAIL.bytes);
+  if (candidate) tail.candidate = decodeWindowCandidate(raw.subarray(WINDOW_TAIL.bytes + (value ? WINDOW_VALUE.bytes : 0)));
+  return tail;
+}
+
+/** A jump candidate (the field BUCKET_FIELD.candidate and the asset id, or the end of a tail). */
+export function decodeWindowCandidate(raw: Buffer): RecordCandidate {
+  if (raw.length !== WINDOW_CANDIDATE.bytes) throw new Error(`a jump candidate of ${raw.length} bytes has no known layout`);
   const at = WINDOW_CANDIDATE.at;
   return {
-    t: raw.readDoubleLE(from + at.t),
-    lat: raw.readInt32LE(from + at.lat) / DEGREE_STEPS,
-    lon: raw.readInt32LE(from + at.lon) / DEGREE_STEPS,
-    count: raw.readUInt16LE(from + at.count),
-    call: readUint48(raw, from + at.call),
+    t: raw.readDoubleLE(at.t),
+    lat: raw.readInt32LE(at.lat) / DEGREE_STEPS,
+    lon: raw.readInt32LE(at.lon) / DEGREE_STEPS,
+    count: raw.readUInt16LE(at.count),
+    call: readUint48(raw, at.call),
   };
 }

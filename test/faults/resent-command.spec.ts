@@ -15,7 +15,7 @@ import assert from 'node:assert/strict';
 import { EventEmitter, once } from 'events';
 import { createServer, connect, type AddressInfo, type Server, type Socket } from 'net';
 import type Redis from 'ioredis';
-import { windowRecordKey } from '../../src/redis/key-names';
+import { windowBucketKey } from '../../src/redis/key-names';
 import { decodeWindowRecord } from '../../src/stores/redis-window-store';
 import { runtimeWithRedis } from '../support/live-stream';
 import { collect, loadPackFlow, node, until, type FlowNode, type Msg } from '../support/node-red-helper';
@@ -154,8 +154,8 @@ describe('faults: a script call resent after the connection dropped', function (
     const pending = deliver('rs-win', { assetId: 'veh-cut', ts: BASE, lat: 52.5, lon: 13.4 }, 1);
     await cut;
     // The reply is lost, but Redis already wrote the decision.
-    const key = windowRecordKey(PREFIX, 'veh-cut');
-    const written = (await a.getBuffer(key)) as Buffer;
+    const bucket = windowBucketKey(PREFIX, 'veh-cut');
+    const written = (await a.hgetBuffer(bucket, 'veh-cut')) as Buffer;
     const record = decodeWindowRecord(written);
     assert.equal(record.accepted, 1);
     assert.equal(record.first, 1, 'the record names the call and its admitted ping');
@@ -167,7 +167,7 @@ describe('faults: a script call resent after the connection dropped', function (
     assert.equal(p.cuts, 1);
     assert.ok(p.connections > connectionsBefore, 'ioredis reconnected');
     assert.equal((await scriptCalls(a)) - before, 2, 'the script ran twice: the lost run and the resend');
-    assert.deepEqual(await a.getBuffer(key), written, 'the resend changed nothing');
+    assert.deepEqual(await a.hgetBuffer(bucket, 'veh-cut'), written, 'the resend changed nothing');
 
     // The baseline is the ping itself: 5 s later, same place, is the window.
     const [next] = await deliver('rs-win', { assetId: 'veh-cut', ts: BASE + 5, lat: 52.5, lon: 13.4 }, 1);
@@ -195,12 +195,15 @@ describe('faults: a script call resent after the connection dropped', function (
     );
     assert.deepEqual((admitted?.payload as { seq: number }[]).map((r) => r.seq), [41, 42]);
     assert.equal((await scriptCalls(a)) - before, 2, 'the script ran twice');
-    // Both keys hold the one call's token: the first run claimed them, the resend found them its own.
-    const keys = await a.keys(`${PREFIX}rc:*`);
-    const values = await Promise.all(keys.filter((k) => /:4[12]:/.test(k)).map((k) => a.get(k)));
-    assert.equal(values.length, 2);
-    const tokens = new Set(values.map((v) => v?.slice(0, v.lastIndexOf('.'))));
-    assert.equal(tokens.size, 1, `one call claimed both: ${values.join(', ')}`);
+    // Both entries hold the one call's token: the first run claimed them, the resend found them its own.
+    const tokens: number[] = [];
+    for (const bucket of await a.keys(`${PREFIX}rc:#*`)) {
+      const fields = await a.hgetallBuffer(bucket);
+      // An entry (lua/seen-set.lua): expiry and state, two epochs, then the token.
+      for (const [field, entry] of Object.entries(fields)) if (/^bin-cut:4[12]:/.test(field)) tokens.push(entry.readUIntLE(10, 6));
+    }
+    assert.equal(tokens.length, 2);
+    assert.equal(new Set(tokens).size, 1, `one call claimed both: ${tokens.join(', ')}`);
 
     // And a later delivery of the same readings is a duplicate, as it must be.
     const again = await deliver('rs-sensor', [reading(41), reading(42)], 1);

@@ -1,26 +1,28 @@
 /**
  * What one asset's window record and one seen reading cost in Redis, so that
- * operators can size the server (docs/redis.md, "Sizing Redis"): 20,000 of each
- * written through the stores, with every fleet rule on, into a fresh
- * redis-server, measured as the growth of used_memory, and each record's
- * TTL checked.
+ * operators can size the server (docs/redis.md, "Sizing Redis"): 1,000,000
+ * of each written through the stores into a fresh redis-server, measured as
+ * the growth of used_memory once Redis has finished rehashing, with each
+ * record's and entry's expiry checked.
  *
- * Beside them, in the same run, plain SETs with the same key names and TTL
- * and a value of 44 and of 45 bytes: the cost of a key is mostly Redis'
- * own (dict entry, key, expiry), and the record's size matters at one edge:
- * up to 44 bytes Redis keeps the value inside its object header (an
- * "embstr", one 64-byte allocation), at 45 it allocates the value apart.
- * The bounds below are the issue 11 budget and that edge, so the test
- * fails when the record outgrows the layout it was designed to, not only
- * when something is wildly wrong.
+ * Records and entries are fields of hashes, one per bucket of ids
+ * (src/redis/key-names.ts): a million of them fill the 24,571 buckets about
+ * 41 deep, which is where the layout is meant to be measured (a few
+ * thousand would mostly measure the buckets' own keys). The bounds are
+ * issue 31's goal, 64 B per asset and per reading (with the ids and keys
+ * of these lengths: `veh-000042`, `bin-00042:41:<16 hex>`), and for a
+ * record with every fleet rule on 80 B (issue 11's budget was 200 B); and
+ * a lower bound no layout can beat, each field's own bytes, so that a broken
+ * measurement fails rather than passes. Every bucket must have stayed in
+ * Redis' compact encoding (listpack): one that turned into a hash table
+ * would cost about twice as much per field.
  */
 import assert from 'node:assert/strict';
 import type Redis from 'ioredis';
 import type { SeenClaim } from '../../src/core/sensor/burst';
 import { eventFingerprint } from '../../src/core/window/event-fingerprint';
-import { textOf } from '../../src/core/parse/fields';
-import type { Ping } from '../../src/core/window/sliding-window';
-import { seenKey, windowRecordKey } from '../../src/redis/key-names';
+import type { Ping, WindowRule } from '../../src/core/window/sliding-window';
+import { HASH_BUCKETS, seenBucketKey, windowBucketKey } from '../../src/redis/key-names';
 import { defineDedupScripts } from '../../src/redis/scripts';
 import { RedisSeenStore } from '../../src/stores/redis-seen-store';
 import { decodeWindowRecord, RedisWindowStore } from '../../src/stores/redis-window-store';
@@ -28,15 +30,14 @@ import type { Replies } from '../../src/stores/types';
 import { adminClient } from '../support/redis-sentinel';
 import { ManagedRedis, skipLoudlyWithoutRedisServer } from '../support/redis-server';
 
-const COUNT = 20_000;
+const COUNT = 1_000_000;
 const PREFIX = 'dedup:';
 const TTL = 21_600;
 const NOW = 1_780_000_000_000;
-/** Bytes of a window record (lua/sliding-window.lua, THE RECORD) and of a seen entry (lua/seen-set.lua, AN ENTRY). */
-const RECORD_BYTES = 44;
-const SEEN_ENTRY_BYTES = 11;
-/** Issue 11: at most 200 B of used_memory per asset record with every rule on. */
-const RECORD_BUDGET = 200;
+/** Issue 31: at most this much used_memory per asset and per remembered reading. */
+const GOAL = 64;
+/** A record with every fleet rule on (heading, accuracy, event values: 10 bytes more). */
+const FLEET_BOUND = 80;
 
 /**
  * used_memory less what is not the data: client buffers (they grow and
@@ -45,7 +46,7 @@ const RECORD_BUDGET = 200;
 async function dataMemory(client: Redis): Promise<number> {
   // Wait for serverCron to finish any incremental rehash, so that both of a
   // dict's tables are not counted (a fixed wait was not always enough on a
-  // loaded machine: 20,000 keys mid-rehash read 6.6 B per key high).
+  // loaded machine).
   for (let tries = 0; /rehashing target/.test(String(await client.call('DEBUG', 'HTSTATS', '0'))); tries++) {
     if (tries >= 300) throw new Error('Redis did not finish rehashing its keys within 30 s');
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -57,10 +58,6 @@ async function dataMemory(client: Redis): Promise<number> {
   return field('used_memory') - clients - field('used_memory_scripts');
 }
 
-function asPromise<T>(ask: (replies: Replies<T, undefined>) => void): Promise<T> {
-  return new Promise((resolve, reject) => ask({ value: (value) => resolve(value), error: (error) => reject(error instanceof Error ? error : new Error(textOf(error))) }));
-}
-
 const assetOf = (i: number): string => `veh-${String(i).padStart(6, '0')}`;
 /** A realistic v1 key: `<device>:<seq>:<16 hex>`, 2,000 devices. */
 function claimOf(i: number): SeenClaim {
@@ -69,8 +66,32 @@ function claimOf(i: number): SeenClaim {
   return { key: `${device}:${i}:${hash}`, group: device };
 }
 
-describe('memory: Redis bytes per asset and per seen reading', function () {
-  this.timeout(120_000);
+/**
+ * Makes `count` requests through `ask`, at most `inFlight` unanswered at a
+ * time (a million promises at once would measure the test, not Redis).
+ */
+function drive(count: number, inFlight: number, ask: (i: number, replies: Replies<unknown, undefined>) => void): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let next = 0;
+    let answered = 0;
+    let failed = false;
+    const replies: Replies<unknown, undefined> = {
+      value: () => {
+        answered++;
+        if (answered === count) resolve();
+        else if (next < count) ask(next++, replies);
+      },
+      error: (error) => {
+        if (!failed) reject(error instanceof Error ? error : new Error(String(error)));
+        failed = true;
+      },
+    };
+    while (next < Math.min(count, inFlight)) ask(next++, replies);
+  });
+}
+
+describe('memory: Redis bytes per asset and per seen reading, a million of each', function () {
+  this.timeout(600_000);
   let redis: ManagedRedis | undefined;
   let client: Redis | undefined;
 
@@ -90,92 +111,76 @@ describe('memory: Redis bytes per asset and per seen reading', function () {
     await redis?.stop();
   });
 
-  /** The data memory of writing COUNT keys with `write`, from an empty database. */
-  async function bytesPerKey(c: Redis, write: () => Promise<unknown>): Promise<number> {
+  const options = { keyPrefix: PREFIX, cluster: false, timeoutMs: 60_000, maxBatch: 2000 };
+
+  /** The data memory of `write` per entry, from an empty database. */
+  async function bytesPerEntry(c: Redis, write: () => Promise<unknown>): Promise<number> {
     await c.flushall('SYNC');
     const before = await dataMemory(c);
     await write();
-    assert.equal(await c.dbsize(), COUNT);
-    return (await dataMemory(c)) - before;
+    const bytes = ((await dataMemory(c)) - before) / COUNT;
+    // Every bucket, and the layout mark.
+    assert.equal(await c.dbsize(), HASH_BUCKETS + 1);
+    return bytes;
   }
 
-  /** Plain SETs with the given key names, a value of `bytes` bytes and the TTL, as a baseline. */
-  function plainSets(c: Redis, keyOf: (i: number) => string, bytes: number): () => Promise<unknown> {
-    return async () => {
-      const value = Buffer.alloc(bytes, 7);
-      for (let start = 0; start < COUNT; start += 1000) {
-        const pipeline = c.pipeline();
-        for (let i = start; i < start + 1000; i++) pipeline.set(keyOf(i), value, 'EX', TTL);
-        await pipeline.exec();
-      }
-    };
+  /** Whether every bucket is still in the compact encoding. */
+  async function listpacks(c: Redis, bucketOf: (i: number) => string): Promise<void> {
+    const seen = new Set<string>();
+    for (let i = 0; i < COUNT; i += 997) seen.add(bucketOf(i));
+    const pipeline = c.pipeline();
+    for (const key of seen) pipeline.object('ENCODING', key);
+    const encodings = new Set(((await pipeline.exec()) ?? []).map(([, encoding]) => encoding));
+    assert.deepEqual([...encodings], ['listpack'], `encodings of ${seen.size} buckets`);
   }
 
-  it('costs each window record about what a 44-byte string costs, within issue 11’s 200 B, and each seen key about an 11-byte one', async function () {
+  async function windowBytes(c: Redis, rule: WindowRule, fleet: boolean): Promise<number> {
+    const windows = new RedisWindowStore(c, { ...rule, ttlSeconds: TTL }, options, () => NOW + 61_000);
+    return bytesPerEntry(c, () =>
+      // Two admitted pings each, so the counts are set; with `fleet`, each with a heading, an accuracy and event values.
+      drive(2 * COUNT, 20_000, (n, replies) => {
+        const i = n >> 1;
+        const extra = fleet ? { heading: 271.5, accuracy: 4.2, events: eventFingerprint([i % 2 === 0]) } : {};
+        const ping: Ping = { assetId: assetOf(i), t: n % 2 === 0 ? NOW : NOW + 61_000, lat: n % 2 === 0 ? 52.520008 : 52.520108, lon: 13.404954, ...extra };
+        windows.decide(ping, replies, undefined);
+      }),
+    );
+  }
+
+  it('costs at most 64 B per asset, and per seen reading, in compact buckets; 80 B per asset with every fleet rule on', async function () {
     const c = client as Redis;
-    const options = { keyPrefix: PREFIX, cluster: false, timeoutMs: 30_000 };
-    // Every fleet rule on, so the record holds a heading, an accuracy and an events fingerprint.
-    const rule = { minSeconds: 60, minMetres: 25, minHeadingDegrees: 10, maxAheadSeconds: 300, ttlSeconds: TTL };
-    const windows = new RedisWindowStore(c, rule, options, () => NOW + 61_000);
-    const seen = new RedisSeenStore(c, { ttlSeconds: TTL, confirm: false, leaseSeconds: 30 }, options);
-
-    const perRecord = (await bytesPerKey(c, async () => {
-      const decisions: Promise<unknown>[] = [];
-      for (let i = 0; i < COUNT; i++) {
-        // Two admitted pings each, so the counts are set.
-        const ping: Ping = { assetId: assetOf(i), t: NOW, lat: 52.520008, lon: 13.404954, heading: 271.5, accuracy: 4.2, events: eventFingerprint([i % 2 === 0]) };
-        decisions.push(asPromise((replies) => windows.decide(ping, replies, undefined)));
-        decisions.push(asPromise((replies) => windows.decide({ ...ping, t: NOW + 61_000, lat: 52.520108 }, replies, undefined)));
-      }
-      await Promise.all(decisions);
-    })) / COUNT;
-    const record = windowRecordKey(PREFIX, assetOf(42));
-    const recordValue = (await c.getBuffer(record)) as Buffer;
-    const recordTtl = await c.ttl(record);
-    const recordUsage = Number(await c.call('MEMORY', 'USAGE', record));
-
-    const perKey = (await bytesPerKey(c, async () => {
-      const claims: Promise<unknown>[] = [];
-      for (let i = 0; i < COUNT; i++) {
-        const claim = claimOf(i);
-        claims.push(asPromise((replies) => seen.claim({ claims: [claim], token: i + 1 }, replies, undefined)));
-      }
-      await Promise.all(claims);
-    })) / COUNT;
-    const key = seenKey(PREFIX, claimOf(42).group, claimOf(42).key);
-    const keyValue = (await c.getBuffer(key)) as Buffer;
-    const keyTtl = await c.ttl(key);
-    const keyUsage = Number(await c.call('MEMORY', 'USAGE', key));
-
-    const recordKeyOf = (i: number): string => windowRecordKey(PREFIX, assetOf(i));
-    const seenKeyOf = (i: number): string => seenKey(PREFIX, claimOf(i).group, claimOf(i).key);
-    const embedded = (await bytesPerKey(c, plainSets(c, recordKeyOf, RECORD_BYTES))) / COUNT;
-    const apart = (await bytesPerKey(c, plainSets(c, recordKeyOf, RECORD_BYTES + 1))) / COUNT;
-    const seenBaseline = (await bytesPerKey(c, plainSets(c, seenKeyOf, SEEN_ENTRY_BYTES))) / COUNT;
-
     const f = (n: number): string => n.toFixed(1).padStart(6);
+
+    const perAsset = await windowBytes(c, { minSeconds: 60, minMetres: 25 }, false);
+    await listpacks(c, (i) => windowBucketKey(PREFIX, assetOf(i)));
+    const record = decodeWindowRecord((await c.hgetBuffer(windowBucketKey(PREFIX, assetOf(42)), assetOf(42))) as Buffer);
+
+    const perFleetAsset = await windowBytes(c, { minSeconds: 60, minMetres: 25, minHeadingDegrees: 10, maxAheadSeconds: 300 }, true);
+    await listpacks(c, (i) => windowBucketKey(PREFIX, assetOf(i)));
+    const fleetRecord = (await c.hgetBuffer(windowBucketKey(PREFIX, assetOf(42)), assetOf(42))) as Buffer;
+
+    const seen = new RedisSeenStore(c, { ttlSeconds: TTL, confirm: false, leaseSeconds: 30 }, options, () => NOW);
+    const perReading = await bytesPerEntry(c, () => drive(COUNT, 20_000, (i, replies) => seen.claim({ claims: [claimOf(i)], token: i + 1 }, replies, undefined)));
+    await listpacks(c, (i) => seenBucketKey(PREFIX, claimOf(i).group, claimOf(i).key));
+    const entry = (await c.hgetBuffer(seenBucketKey(PREFIX, claimOf(42).group, claimOf(42).key), claimOf(42).key)) as Buffer;
+
     console.log(
-      `      window record: ${f(perRecord)} B/asset   (plain 44-byte SET ${f(embedded)}, 45-byte ${f(apart)}; MEMORY USAGE ${recordUsage})\n` +
-        `                     ${JSON.stringify(decodeWindowRecord(recordValue))}\n` +
-        `      seen key:      ${f(perKey)} B/reading (plain 11-byte SET ${f(seenBaseline)}; MEMORY USAGE ${keyUsage}) ${key}`,
+      `      window record: ${f(perAsset)} B/asset, ${f(perFleetAsset)} B/asset with every fleet rule on (record ${fleetRecord.length} B)\n` +
+        `                     ${JSON.stringify(record)}\n` +
+        `      seen key:      ${f(perReading)} B/reading (entry ${entry.length} B, key ${claimOf(42).key.length} B)`,
     );
 
-    // The layouts the scripts document, and their TTLs.
-    assert.equal(recordValue.length, RECORD_BYTES);
-    assert.equal(keyValue.length, SEEN_ENTRY_BYTES);
-    for (const [name, ttl] of [[record, recordTtl], [key, keyTtl]] as const) assert.ok(ttl > TTL - 60 && ttl <= TTL, `${name}: TTL ${ttl}`);
+    // The expiries the layout keeps in each record and entry: ttlSeconds after the write, by the stores' clocks.
+    assert.equal(record.expires, NOW + 61_000 + TTL * 1000);
+    assert.equal(entry.readUIntLE(0, 6), NOW + TTL * 1000);
+    assert.equal(fleetRecord.length, 49);
+    assert.equal(entry.length, 16);
 
-    // The edge the bound rests on is real here: a byte past 44 costs a
-    // separate allocation (16 B per key on Redis 7.0 with jemalloc).
-    assert.ok(apart - embedded >= 12, `a 45-byte value costs only ${f(apart - embedded)} B more than a 44-byte one`);
-    // A record costs what a 44-byte string under its key costs, plus a few
-    // bytes (8 B on Redis 7.0.15): less than the 16 B a 45th byte would add,
-    // so a record that outgrows its layout fails here. And issue 11's
-    // budget holds.
-    assert.ok(perRecord <= embedded + 12, `${f(perRecord)} B per window record, a 44-byte SET costs ${f(embedded)} B`);
-    assert.ok(perRecord >= embedded - 4, `${f(perRecord)} B per window record, less than its key and value alone (${f(embedded)} B)? the measurement is broken`);
-    assert.ok(perRecord <= RECORD_BUDGET, `${f(perRecord)} B per window record, budget ${RECORD_BUDGET} B`);
-    // A seen key costs its 11-byte entry under its key, nothing more.
-    assert.ok(Math.abs(perKey - seenBaseline) <= 4, `${f(perKey)} B per seen key, an 11-byte SET costs ${f(seenBaseline)} B`);
+    assert.ok(perAsset <= GOAL, `${f(perAsset)} B per asset, goal ${GOAL} B`);
+    assert.ok(perReading <= GOAL, `${f(perReading)} B per reading, goal ${GOAL} B`);
+    assert.ok(perFleetAsset <= FLEET_BOUND, `${f(perFleetAsset)} B per asset with every fleet rule on, bound ${FLEET_BOUND} B`);
+    // No layout stores a field in less than its name and value.
+    assert.ok(perAsset >= assetOf(42).length + 39, `${f(perAsset)} B per asset: less than its field and record? the measurement is broken`);
+    assert.ok(perReading >= claimOf(42).key.length + 16, `${f(perReading)} B per reading: less than its field and entry? the measurement is broken`);
   });
 });

@@ -6,16 +6,18 @@
  * run wrote; a suppression again as the suppression it was) and write
  * nothing; a reset in a resent call raises its epoch once. Simulated here by
  * sending the identical call twice, packed from the Lua headers' layouts.
- * Also: what the records and entries hold, byte for byte.
+ * Also: what the records and entries hold, byte for byte, in their buckets.
  */
 import assert from 'node:assert/strict';
-import { epochKey, SEEN_SEGMENT, seenGroupEpochKey, seenKey, WINDOW_SEGMENT, windowRecordKey } from '../../src/redis/key-names';
-import { decodeOutcomes, decodeWindowRecord, type WindowRecord } from '../../src/stores/redis-window-store';
+import { epochKey, SEEN_SEGMENT, seenBucketKey, seenGroupEpochKey, WINDOW_SEGMENT, windowBucketKey } from '../../src/redis/key-names';
+import { BUCKET_FIELD } from '../../src/redis/wire';
+import { decodeOutcomes, decodeWindowCandidate, decodeWindowRecord, decodeWindowTail, type RecordCandidate, type WindowRecord } from '../../src/stores/redis-window-store';
 import { claimNames, settleNames } from '../contract/seen-store.contract';
 import { BASE_SECONDS, LAT, LON } from '../contract/window-store.contract';
 import { useRedis } from '../support/global-hooks';
 import {
   decodeEpoch,
+  ownField,
   scriptedClientPerTest,
   seenCall,
   seenOps,
@@ -37,18 +39,20 @@ describe('redis scripts: a resent call is recognised by its token', () => {
 
   describe('sliding window', () => {
     const epoch = epochKey(PREFIX, WINDOW_SEGMENT, undefined);
-    const key = windowRecordKey(PREFIX, 'veh-1');
+    const bucket = windowBucketKey(PREFIX, 'veh-1');
     const at = (seconds: number, lat = LAT, more: Partial<RawWindowOp> = {}): RawWindowOp => ({ op: 'ping', t: T0 + seconds * 1000, lat, lon: LON, ...more });
     /** reason (or 'reset'), dtSeconds, distanceMetres, accepted, suppressed of each operation. */
     type Row = [string, number | null, number | null, number, number] | ['reset'];
     const call = async (token: number, ...ops: RawWindowOp[]): Promise<Row[]> => {
-      const keys = [epoch, ...ops.map((op) => (op.op === 'resetAll' ? epoch : key))];
-      const reply = await client().dedupSlidingWindowBuffer(keys.length, keys, RULE, windowCall(NOW, token), windowOps(ops));
+      const keys = [epoch, ...ops.map((op) => (op.op === 'resetAll' ? epoch : bucket))];
+      const ids = ops.map((op) => (op.op === 'resetAll' ? '' : 'veh-1'));
+      const reply = await client().dedupSlidingWindowBuffer(keys.length, keys, RULE, windowCall(NOW, token), windowOps(ops), ids);
       return decodeOutcomes(reply).map((o) => (o === undefined ? ['reset'] : [o.reason, o.dtSeconds, o.distanceMetres, o.accepted, o.suppressed]));
     };
     const reasons = (rows: Row[]): string[] => rows.map((row) => row[0]);
-    const record = async (): Promise<WindowRecord> => decodeWindowRecord((await client().getBuffer(key)) as Buffer);
-    const raw = async (): Promise<Buffer | null> => client().getBuffer(key);
+    const record = async (): Promise<WindowRecord> => decodeWindowRecord((await client().hgetBuffer(bucket, 'veh-1')) as Buffer);
+    const raw = async (): Promise<Buffer | null> => client().hgetBuffer(bucket, 'veh-1');
+    const tail = async (): Promise<Buffer | null> => client().hgetBuffer(bucket, ownField(BUCKET_FIELD.before, 'veh-1'));
 
     it('reports an admitted ping as replayed, not late, and does not count it twice', async () => {
       assert.deepEqual(await call(101, at(0)), [['first', null, null, 1, 0]]);
@@ -75,7 +79,7 @@ describe('redis scripts: a resent call is recognised by its token', () => {
       assert.deepEqual(resent[1]?.slice(0, 3), first[1]?.slice(0, 3));
       assert.deepEqual(resent.map((row) => row.slice(3)), [[3, 1], [3, 1], [3, 1], [3, 1]], 'counts as they stand, not counted again');
       const written = await record();
-      assert.deepEqual([written.first, written.call, written.before], [1, 105, null]);
+      assert.deepEqual([written.first, written.call, written.before], [1, 105, false]);
     });
 
     it('re-derives suppressions before the call\'s first admission from the baseline kept for it', async () => {
@@ -86,17 +90,17 @@ describe('redis scripts: a resent call is recognised by its token', () => {
       const pings = [at(4), at(10, moved), at(12, moved), at(1)];
       const first = await call(111, ...pings);
       assert.deepEqual(reasons(first), ['window', 'moved', 'window', 'late']);
-      assert.equal((await raw())?.length, 44 + 26, 'the record keeps the baseline from before the call');
       const written = await record();
       assert.equal(written.first, 2);
-      assert.deepEqual(written.before, { t: T0, lat: LAT, lon: LON }, 'the baseline from before call 111');
+      assert.equal(written.before, true, 'the record keeps the baseline from before the call beside it');
+      assert.deepEqual(decodeWindowTail((await tail()) as Buffer), { t: T0, lat: LAT, lon: LON }, 'the baseline from before call 111');
       const resent = await call(111, ...pings);
       assert.deepEqual(resent.map((row) => row.slice(0, 3)), first.map((row, i) => (i === 1 ? ['replayed', null, null] : row.slice(0, 3))));
       assert.deepEqual(await record(), written, 'the resend wrote nothing');
       // The next admission by another call drops the kept baseline.
       await call(112, at(200, moved));
-      assert.equal((await raw())?.length, 44);
-      assert.equal((await record()).before, null);
+      assert.equal((await record()).before, false);
+      assert.equal(await tail(), null);
     });
 
     it('still recognises a resend after another call only suppressed pings of the asset', async () => {
@@ -167,45 +171,56 @@ describe('redis scripts: a resent call is recognised by its token', () => {
 
   describe('sliding window, with the parts of issue 29 (a value, a jump candidate)', () => {
     const epoch = epochKey(PREFIX, WINDOW_SEGMENT, undefined);
-    const key = windowRecordKey(PREFIX, 'veh-29');
+    const bucket = windowBucketKey(PREFIX, 'veh-29');
     const JUMPS = windowRule({ minSeconds: 60, minMetres: 25, ttlSeconds: 3600, maxSpeedKmh: 150 });
     const READINGS = windowRule({ minSeconds: 21_600, minMetres: 0, ttlSeconds: 3600, mode: 'value', deadband: 5 });
     /** Metres north of LAT, in degrees. */
     const north = (metres: number): number => LAT + metres / ((6_371_008.8 * Math.PI) / 180);
     const at = (seconds: number, metres = 0): RawWindowOp => ({ op: 'ping', t: T0 + seconds * 1000, lat: north(metres), lon: LON });
     const reading = (seconds: number, value: number): RawWindowOp => ({ op: 'ping', t: T0 + seconds * 1000, lat: 0, lon: 0, value });
-    const call = async (rule: Buffer, token: number, ...ops: RawWindowOp[]): Promise<string[]> => {
-      const keys = [epoch, ...ops.map(() => key)];
-      const reply = await client().dedupSlidingWindowBuffer(keys.length, keys, rule, windowCall(NOW, token), windowOps(ops));
+    const callAt = async (rule: Buffer, token: number, nowMs: number, ...ops: RawWindowOp[]): Promise<string[]> => {
+      const keys = [epoch, ...ops.map(() => bucket)];
+      const reply = await client().dedupSlidingWindowBuffer(keys.length, keys, rule, windowCall(nowMs, token), windowOps(ops), ops.map(() => 'veh-29'));
       return decodeOutcomes(reply).map((o) => (o === undefined ? 'reset' : `${o.reason}${o.valueChange === null ? '' : ` ${o.valueChange}`}`));
     };
-    const raw = async (): Promise<Buffer> => (await client().getBuffer(key)) as Buffer;
+    const call = async (rule: Buffer, token: number, ...ops: RawWindowOp[]): Promise<string[]> => callAt(rule, token, NOW, ...ops);
+    const raw = async (): Promise<Buffer> => (await client().hgetBuffer(bucket, 'veh-29')) as Buffer;
     const record = async (): Promise<WindowRecord> => decodeWindowRecord(await raw());
+    const candidateField = async (): Promise<Buffer | null> => client().hgetBuffer(bucket, ownField(BUCKET_FIELD.candidate, 'veh-29'));
+    const candidate = async (): Promise<RecordCandidate | undefined> => {
+      const field = await candidateField();
+      return field === null ? undefined : decodeWindowCandidate(field);
+    };
+    const tailField = async (): Promise<Buffer | null> => client().hgetBuffer(bucket, ownField(BUCKET_FIELD.before, 'veh-29'));
+    /** Every field of the bucket, for "wrote nothing". */
+    const all = async (): Promise<Record<string, Buffer>> => client().hgetallBuffer(bucket);
 
-    it('keeps a reading\'s value, exactly, after the 44 bytes and a PARTS byte; a suppression counts it alone', async () => {
+    it('keeps a reading\'s value, exactly, in the record in the place of the position (0,0); a suppression counts it alone and keeps its expiry', async () => {
       assert.deepEqual(await call(READINGS, 400, reading(0, 0.1 + 0.2)), ['first']);
-      assert.equal((await raw()).length, 44 + 1 + 8);
-      assert.equal((await record()).value, 0.30000000000000004);
-      await client().expire(key, 100);
-      assert.deepEqual(await call(READINGS, 401, reading(900, 0.3)), ['unchanged -5.551115123125783e-17']);
-      assert.equal((await raw()).length, 44 + 1 + 8);
+      assert.equal((await raw()).length, 39, 'as long as a position\'s record');
+      const admitted = await record();
+      assert.equal(admitted.value, 0.30000000000000004);
+      assert.deepEqual(await callAt(READINGS, 401, NOW + 100_000, reading(900, 0.3)), ['unchanged -5.551115123125783e-17']);
+      assert.equal((await raw()).length, 39);
       assert.equal((await record()).suppressed, 1);
-      assert.ok((await client().ttl(key)) <= 100, 'a suppression does not extend the record\'s life');
+      assert.equal((await record()).expires, admitted.expires, 'a suppression does not extend the record\'s life');
     });
 
-    it('keeps the jump candidate while there is one, rewriting the record with the TTL of the last admission', async () => {
+    it('keeps the jump candidate in a field of its own while there is one, the record keeping the expiry of the last admission', async () => {
       assert.deepEqual(await call(JUMPS, 410, at(0)), ['first']);
-      assert.equal((await raw()).length, 44, 'no candidate, no part: the record of a node without guards');
-      await client().expire(key, 100);
-      assert.deepEqual(await call(JUMPS, 411, at(10, 5000)), ['jump']);
-      assert.equal((await raw()).length, 44 + 1 + 24);
+      assert.equal((await raw()).length, 39, 'no candidate, no part: the record of a node without guards');
+      const admitted = await record();
+      assert.deepEqual(await callAt(JUMPS, 411, NOW + 100_000, at(10, 5000)), ['jump']);
+      assert.equal((await raw()).length, 39);
+      assert.equal((await candidateField())?.length, 24);
       const jumped = await record();
-      assert.deepEqual([jumped.t, jumped.suppressed, jumped.candidate], [T0, 1, { t: T0 + 10_000, lat: Math.floor(north(5000) * 1e7 + 0.5) / 1e7, lon: LON, count: 1, call: 411 }]);
-      assert.ok((await client().ttl(key)) <= 100, 'a jump does not extend the record\'s life');
-      assert.deepEqual(await call(JUMPS, 412, at(20, 10)), ['window']);
-      assert.equal((await raw()).length, 44, 'a ping that is no jump clears the candidate, and the part goes');
-      assert.equal((await record()).suppressed, 2);
-      assert.ok((await client().ttl(key)) <= 100);
+      assert.deepEqual([jumped.t, jumped.suppressed, jumped.candidate], [T0, 1, true]);
+      assert.deepEqual(await candidate(), { t: T0 + 10_000, lat: Math.floor(north(5000) * 1e7 + 0.5) / 1e7, lon: LON, count: 1, call: 411 });
+      assert.equal(jumped.expires, admitted.expires, 'a jump neither extends nor shortens the record\'s life (what KEEPTTL kept)');
+      assert.deepEqual(await callAt(JUMPS, 412, NOW + 200_000, at(20, 10)), ['window']);
+      assert.equal(await candidateField(), null, 'a ping that is no jump clears the candidate, and its field goes');
+      const cleared = await record();
+      assert.deepEqual([cleared.suppressed, cleared.candidate, cleared.expires], [2, false, admitted.expires]);
     });
 
     it('answers a resent call with jumps and a relocation as the first run did, from the state kept in the tail, and writes nothing', async () => {
@@ -213,12 +228,14 @@ describe('redis scripts: a resent call is recognised by its token', () => {
       assert.deepEqual(await call(JUMPS, 421, at(10, 5000)), ['jump']);
       const pings = [at(20, 5150), at(30, 5300), at(31, 5310)];
       assert.deepEqual(await call(JUMPS, 422, ...pings), ['jump', 'relocated', 'window']);
-      const written = await raw();
-      assert.equal(written.length, 44 + 1 + 26 + 24, 'the tail: the baseline and the candidate from before the call');
-      const decoded = decodeWindowRecord(written);
-      assert.deepEqual([decoded.first, decoded.candidate, decoded.before?.t, decoded.before?.candidate?.count], [2, undefined, T0, 1]);
+      const written = await all();
+      assert.equal((await tailField())?.length, 26 + 24, 'the tail: the baseline and the candidate from before the call');
+      const decoded = await record();
+      const tail = decodeWindowTail((await tailField()) as Buffer);
+      assert.deepEqual([decoded.first, decoded.candidate, tail.t, tail.candidate?.count], [2, false, T0, 1]);
+      assert.equal(await candidateField(), null);
       assert.deepEqual(await call(JUMPS, 422, ...pings), ['jump', 'replayed', 'window']);
-      assert.deepEqual(await raw(), written, 'the resend wrote nothing');
+      assert.deepEqual(await all(), written, 'the resend wrote nothing');
       assert.deepEqual(await call(JUMPS, 423, at(40, 5320)), ['window'], 'decided from the relocated baseline');
     });
 
@@ -226,11 +243,12 @@ describe('redis scripts: a resent call is recognised by its token', () => {
       await call(READINGS, 430, reading(0, 40));
       const readings = [reading(900, 41), reading(1800, 46), reading(2700, 47)];
       assert.deepEqual(await call(READINGS, 431, ...readings), ['unchanged 1', 'changed 6', 'unchanged 1']);
-      const written = await raw();
-      assert.equal(written.length, 44 + 1 + 8 + 26 + 8);
-      assert.deepEqual(decodeWindowRecord(written).before, { t: T0, lat: 0, lon: 0, value: 40 });
+      const written = await all();
+      assert.equal((await raw()).length, 39);
+      assert.equal((await tailField())?.length, 26 + 8);
+      assert.deepEqual(decodeWindowTail((await tailField()) as Buffer), { t: T0, lat: 0, lon: 0, value: 40 });
       assert.deepEqual(await call(READINGS, 431, ...readings), ['unchanged 1', 'replayed', 'unchanged 1']);
-      assert.deepEqual(await raw(), written, 'the resend wrote nothing');
+      assert.deepEqual(await all(), written, 'the resend wrote nothing');
     });
 
     it('keeps the tail through a jump of a later call, so that the earlier call is still recognised when resent', async () => {
@@ -239,7 +257,7 @@ describe('redis scripts: a resent call is recognised by its token', () => {
       assert.deepEqual(await call(JUMPS, 441, ...pings), ['window', 'elapsed']);
       assert.deepEqual(await call(JUMPS, 442, at(80, 5000)), ['jump']);
       const written = await record();
-      assert.deepEqual([written.call, written.first, written.before?.t, written.candidate?.count], [441, 2, T0, 1]);
+      assert.deepEqual([written.call, written.first, written.before, decodeWindowTail((await tailField()) as Buffer).t, (await candidate())?.count], [441, 2, true, T0, 1]);
       assert.deepEqual(await call(JUMPS, 441, ...pings), ['window', 'replayed']);
       assert.deepEqual(await record(), written);
     });
@@ -250,10 +268,10 @@ describe('redis scripts: a resent call is recognised by its token', () => {
       // Two jumps that agree: a second run counting from the first run's candidate would relocate the asset.
       const pings = [at(20, 5000), at(10, 4900), at(25, 5)];
       assert.deepEqual(await call(rule, 461, ...pings.slice(0, 2)), ['jump', 'jump']);
-      const written = await raw();
-      assert.deepEqual((await record()).candidate, { t: T0 + 10_000, lat: Math.floor(north(4900) * 1e7 + 0.5) / 1e7, lon: LON, count: 1, call: 461 });
+      const written = await all();
+      assert.deepEqual(await candidate(), { t: T0 + 10_000, lat: Math.floor(north(4900) * 1e7 + 0.5) / 1e7, lon: LON, count: 1, call: 461 });
       assert.deepEqual(await call(rule, 461, ...pings.slice(0, 2)), ['jump', 'jump']);
-      assert.deepEqual(await raw(), written, 'the resend wrote nothing, not even a count');
+      assert.deepEqual(await all(), written, 'the resend wrote nothing, not even a count');
       // Another call's ping is decided as usual: it agrees with the candidate, and relocates.
       assert.deepEqual(await call(rule, 462, at(30, 5050)), ['relocated']);
     });
@@ -263,24 +281,36 @@ describe('redis scripts: a resent call is recognised by its token', () => {
       assert.deepEqual(await call(READINGS, 451, reading(60, 40)), ['changed NaN']);
       assert.equal((await record()).value, 40);
     });
+
+    it('drops the candidate when a node without the jump guard admits a ping', async () => {
+      await call(JUMPS, 470, at(0));
+      assert.deepEqual(await call(JUMPS, 471, at(10, 5000)), ['jump']);
+      assert.equal((await candidateField())?.length, 24);
+      const plain = windowRule({ minSeconds: 60, minMetres: 25, ttlSeconds: 3600 });
+      assert.deepEqual(await call(plain, 472, at(20, 5000)), ['moved']);
+      assert.deepEqual([(await record()).candidate, await candidateField()], [false, null]);
+    });
   });
 
   describe('sliding window record', () => {
     const epoch = epochKey(PREFIX, WINDOW_SEGMENT, undefined);
-    const key = windowRecordKey(PREFIX, 'veh-2');
-    const call = async (token: number, op: RawWindowOp): Promise<string> => {
-      const reply = await client().dedupSlidingWindowBuffer(2, [epoch, key], RULE, windowCall(NOW, token), windowOps([op]));
+    const bucket = windowBucketKey(PREFIX, 'veh-2');
+    const call = async (token: number, op: RawWindowOp, nowMs = NOW): Promise<string> => {
+      const reply = await client().dedupSlidingWindowBuffer(2, [epoch, bucket], RULE, windowCall(nowMs, token), windowOps([op]), ['veh-2']);
       return decodeOutcomes(reply)[0]?.reason ?? 'reset';
     };
+    const read = async (): Promise<WindowRecord> => decodeWindowRecord((await client().hgetBuffer(bucket, 'veh-2')) as Buffer);
 
-    it('is one 44-byte string with every field of the rules, and the TTL', async () => {
+    it('is one 49-byte field of its bucket with every field of the rules and its expiry; the bucket expires after it', async () => {
       const events = 2 ** 48 - 2;
       assert.equal(await call(201, { op: 'ping', t: T0 + 0.25, lat: 52.520008712345, lon: -13.4049547000001, heading: 359.996, accuracy: 12.34, events }), 'first');
-      assert.equal(await client().type(key), 'string');
-      assert.equal(await client().strlen(key), 44);
-      const ttl = await client().ttl(key);
-      assert.ok(ttl > 3590 && ttl <= 3600, String(ttl));
-      assert.deepEqual(decodeWindowRecord((await client().getBuffer(key)) as Buffer), {
+      assert.equal(await client().type(bucket), 'hash');
+      assert.equal(await client().object('ENCODING', bucket), 'listpack');
+      // A fraction of a millisecond: the time as a double (51 bytes); a whole one as 6 bytes (49).
+      assert.equal((await client().hgetBuffer(bucket, 'veh-2'))?.length, 51);
+      assert.deepEqual(await read(), {
+        expires: NOW + 3_600_000, // host clock + ttlSeconds
+        epoch: 0,
         t: T0 + 0.25, // exact
         lat: 52.5200087, // to 1e-7 degrees
         lon: -13.4049547,
@@ -291,59 +321,86 @@ describe('redis scripts: a resent call is recognised by its token', () => {
         events,
         heading: 0, // 359.996 to 0.01 degrees is 360, which is north
         accuracy: 12.3, // to 0.1 m
-        epoch: 0,
-        before: null,
+        before: false,
+        candidate: false,
       });
+      assert.equal(await call(202, { op: 'ping', t: T0 + 61_000, lat: LAT, lon: LON, heading: 10, accuracy: 1, events: 1 }), 'elapsed');
+      assert.equal((await client().hgetBuffer(bucket, 'veh-2'))?.length, 49);
+      const pttl = await client().pttl(bucket);
+      assert.ok(pttl > 3_600_000 && pttl <= 3_600_000 * 1.5, `the bucket expires a period past the period its record expires in: PTTL ${pttl}`);
     });
 
     it('stores a missing heading as none, and caps the accuracy', async () => {
       await call(202, { op: 'ping', t: T0, lat: LAT, lon: LON, accuracy: 1e6 });
-      const written = decodeWindowRecord((await client().getBuffer(key)) as Buffer);
+      const written = await read();
       assert.ok(Number.isNaN(written.heading));
       assert.equal(written.accuracy, 6553.4);
     });
 
-    it('keeps the TTL of the last admission when it only counts a suppression', async () => {
+    it('is 39 bytes without a heading, an accuracy or event values', async () => {
+      await call(203, { op: 'ping', t: T0, lat: LAT, lon: LON });
+      assert.equal((await client().hgetBuffer(bucket, 'veh-2'))?.length, 39);
+      assert.deepEqual([(await read()).events, (await read()).accuracy], [0, 0]);
+    });
+
+    it('leaves out a position of 0,0 (31 bytes: value mode\'s records are at 0,0), and reads it back as 0,0', async () => {
+      assert.equal(await call(210, { op: 'ping', t: T0, lat: 0, lon: 0 }), 'first');
+      assert.equal((await client().hgetBuffer(bucket, 'veh-2'))?.length, 31);
+      assert.deepEqual([(await read()).lat, (await read()).lon, (await read()).t], [0, 0, T0]);
+      assert.equal(await call(211, { op: 'ping', t: T0 + 4000, lat: 0.0001, lon: 0 }), 'window', '11 m from 0,0');
+      assert.equal((await read()).suppressed, 1);
+      assert.equal(await call(212, { op: 'ping', t: T0 + 8000, lat: 0.0003, lon: 0 }), 'moved', '33 m from 0,0');
+      assert.equal((await client().hgetBuffer(bucket, 'veh-2'))?.length, 39);
+    });
+
+    it('keeps the expiry of the last admission when it only counts a suppression, and reads as absent from then on', async () => {
       await call(205, { op: 'ping', t: T0, lat: LAT, lon: LON });
-      await client().expire(key, 100);
-      assert.equal(await call(206, { op: 'ping', t: T0 + 4000, lat: LAT, lon: LON }), 'window');
-      const ttl = await client().ttl(key);
-      assert.ok(ttl > 90 && ttl <= 100, `TTL ${ttl}: a suppression must not extend the record's life`);
-      assert.equal(decodeWindowRecord((await client().getBuffer(key)) as Buffer).suppressed, 1);
-      assert.equal(await call(207, { op: 'ping', t: T0 + 61_000, lat: LAT, lon: LON }), 'elapsed');
-      assert.ok((await client().ttl(key)) > 3590, 'an admission starts the TTL again');
+      const admitted = await read();
+      assert.equal(await call(206, { op: 'ping', t: T0 + 4000, lat: LAT, lon: LON }, NOW + 100_000), 'window');
+      const kept = await read();
+      assert.equal(kept.expires, admitted.expires, 'a suppression must not extend the record\'s life');
+      assert.equal(kept.suppressed, 1);
+      assert.equal(await call(207, { op: 'ping', t: T0 + 61_000, lat: LAT, lon: LON }, NOW + 200_000), 'elapsed');
+      assert.equal((await read()).expires, NOW + 200_000 + 3_600_000, 'an admission starts the TTL again');
+      // Past its expiry by the host clock, the record is no baseline, whatever Redis holds.
+      assert.equal(await call(208, { op: 'ping', t: T0 + 62_000, lat: LAT, lon: LON }, NOW + 200_000 + 3_600_000), 'first');
     });
 
     it('reads a value of another shape as absent and replaces it', async () => {
-      // Of the extended layout too: no part named, or parts that do not make its length.
-      const parts = (bits: number, length: number): Buffer => Buffer.concat([Buffer.alloc(44), Buffer.from([bits]), Buffer.alloc(length - 45)]);
-      for (const junk of [Buffer.from('x'), Buffer.alloc(43), Buffer.alloc(45), parts(0, 53), parts(3, 53), parts(1, 54), parts(32, 45), parts(8, 53)]) {
-        await client().set(key, junk);
+      // A live expiry, then flags whose layout is not the value's length (issue 29's value flag too), or a bit no layout has.
+      const shaped = (flags: number, length: number): Buffer => Buffer.concat([Buffer.alloc(6, 0xff), Buffer.from([flags]), Buffer.alloc(length - 7)]);
+      for (const junk of [Buffer.from('x'), Buffer.alloc(38), Buffer.alloc(40), Buffer.from([0, 0, 0, 0, 0, 0, 0x80, ...Buffer.alloc(32)]), shaped(8, 39), shaped(8, 48), shaped(9, 47), shaped(32, 47)]) {
+        await client().hset(bucket, 'veh-2', junk);
         assert.equal(await call(208, { op: 'ping', t: T0 + 4000, lat: LAT, lon: LON }), 'first');
-        assert.equal(await client().strlen(key), 44);
+        assert.equal((await client().hgetBuffer(bucket, 'veh-2'))?.length, 39);
       }
     });
 
     it('refuses operations that do not match the keys', async () => {
-      await assert.rejects(client().dedupSlidingWindowBuffer(2, [epoch, key], RULE, windowCall(NOW, 209), Buffer.alloc(47)), /47 bytes of operations for 1 keys/);
+      await assert.rejects(client().dedupSlidingWindowBuffer(2, [epoch, bucket], RULE, windowCall(NOW, 209), Buffer.alloc(47), ['veh-2']), /47 bytes of operations, 2 keys and 1 ids/);
     });
   });
 
   describe('seen set', () => {
     const slotEpoch = epochKey(PREFIX, SEEN_SEGMENT, undefined);
     const group = seenGroupEpochKey(PREFIX, 'bin-A17');
-    const k1 = seenKey(PREFIX, 'bin-A17', 'bin-A17:41:76c73ee2946cc70e');
-    const k2 = seenKey(PREFIX, 'bin-A17', 'bin-A17:42:ed9b14ef6ee4c460');
+    const f1 = 'bin-A17:41:76c73ee2946cc70e';
+    const f2 = 'bin-A17:42:ed9b14ef6ee4c460';
+    const b1 = seenBucketKey(PREFIX, 'bin-A17', f1);
+    const b2 = seenBucketKey(PREFIX, 'bin-A17', f2);
     const LEASE_MS = 60_000;
-    /** KEYS: 1 slot epoch, 2 group epoch, 3 k1, 4 k2. */
+    /** KEYS: 1 slot epoch, 2 group epoch, 3 f1's bucket, 4 f2's bucket; ARGV: the fields. */
     const call = async (token: number, ops: Omit<RawSeenOp, 'group'>[], more: { confirm?: boolean; nowMs?: number } = {}): Promise<number[]> => {
       const argv = seenCall({ nowMs: more.nowMs ?? NOW, ttlSeconds: 3600, leaseMs: LEASE_MS, confirm: more.confirm ?? false, token });
-      return client().dedupSeenSet(4, [slotEpoch, group, k1, k2], argv, seenOps(ops.map((op) => ({ ...op, group: 2 }))));
+      const fields = ops.map((op) => (op.key === 3 ? f1 : op.key === 4 ? f2 : ''));
+      const reply = await client().dedupSeenSet(4, [slotEpoch, group, b1, b2], argv, seenOps(ops.map((op) => ({ ...op, group: 2 }))), fields);
+      return reply.slice(0, ops.length);
     };
     const claims = (token: number): Omit<RawSeenOp, 'group'>[] => [
       { op: 'claim', key: 3, token },
       { op: 'claim', key: 4, token },
     ];
+    const entries = async (): Promise<(Buffer | null)[]> => [await client().hgetBuffer(b1, f1), await client().hgetBuffer(b2, f2)];
 
     it('answers a resent claim as replayed, and another message\'s claim as a duplicate', async () => {
       assert.deepEqual(claimNames(await call(301, claims(7001))), ['admitted', 'admitted']);
@@ -355,9 +412,9 @@ describe('redis scripts: a resent call is recognised by its token', () => {
       assert.deepEqual(claimNames(await call(303, claims(7003), { confirm: true })), ['admitted', 'admitted']);
       const later = NOW + LEASE_MS - 1;
       assert.deepEqual(claimNames(await call(303, claims(7003), { confirm: true, nowMs: later })), ['replayed', 'replayed']);
-      const raw = (await client().getBuffer(k1)) as Buffer;
-      assert.equal(raw.length, 19, 'a pending entry carries its deadline');
-      assert.equal(raw.readDoubleLE(11), later + LEASE_MS);
+      const raw = (await client().hgetBuffer(b1, f1)) as Buffer;
+      assert.equal(raw.length, 24, 'a pending entry carries its deadline');
+      assert.equal(raw.readDoubleLE(16), later + LEASE_MS);
       assert.deepEqual(claimNames(await call(304, claims(7004), { confirm: true, nowMs: NOW + LEASE_MS + 1 })), ['inFlight', 'inFlight']);
     });
 
@@ -368,9 +425,9 @@ describe('redis scripts: a resent call is recognised by its token', () => {
         { op: 'release', key: 4, token: 7005 },
       ];
       assert.deepEqual(settleNames(await call(306, settle, { confirm: true })), ['settled', 'settled']);
-      const after = [await client().getBuffer(k1), await client().getBuffer(k2)];
+      const after = await entries();
       assert.deepEqual(settleNames(await call(306, settle, { confirm: true })), ['settled', 'settled']);
-      assert.deepEqual([await client().getBuffer(k1), await client().getBuffer(k2)], after);
+      assert.deepEqual(await entries(), after);
     });
 
     it('raises a reset\'s epoch once, however often the call is resent, and never loses what was written after it', async () => {
@@ -388,20 +445,21 @@ describe('redis scripts: a resent call is recognised by its token', () => {
       assert.deepEqual(claimNames(await call(316, claims(7016))), ['duplicate', 'duplicate']);
     });
 
-    it('writes an entry with SET PX: epochs, state and token, and the TTL', async () => {
+    it('writes an entry with HSET: its expiry, epochs, state and token; the bucket expires after it', async () => {
       await call(320, claims(7020));
       await call(321, claims(7021));
-      const raw = (await client().getBuffer(k1)) as Buffer;
-      assert.equal(raw.length, 11);
-      assert.deepEqual([raw.readUInt16LE(0), raw.readUInt16LE(2), raw[4], raw.readUIntLE(5, 6)], [0, 0, 0, 7020], 'first write wins');
-      const pttl = await client().pttl(k1);
-      assert.ok(pttl > 3_590_000 && pttl <= 3_600_000, String(pttl));
+      const raw = (await client().hgetBuffer(b1, f1)) as Buffer;
+      assert.equal(raw.length, 16);
+      // Its expiry and its state (seen: 0) in one number: expiry + state * 2^46.
+      assert.deepEqual([raw.readUIntLE(0, 6), raw.readUInt16LE(6), raw.readUInt16LE(8), raw.readUIntLE(10, 6)], [NOW + 3_600_000, 0, 0, 7020], 'first write wins');
+      const pttl = await client().pttl(b1);
+      assert.ok(pttl > 3_600_000 && pttl <= 3_600_000 * 1.5, String(pttl));
     });
 
     it('refuses an unknown operation and operations of a broken length', async () => {
       const argv = seenCall({ nowMs: NOW, ttlSeconds: 3600, leaseMs: LEASE_MS, confirm: false, token: 330 });
-      await assert.rejects(client().dedupSeenSet(2, [slotEpoch, k1], argv, Buffer.alloc(11)), /unknown operation 0/);
-      await assert.rejects(client().dedupSeenSet(2, [slotEpoch, k1], argv, Buffer.alloc(12)), /not whole operations/);
+      await assert.rejects(client().dedupSeenSet(2, [slotEpoch, b1], argv, Buffer.alloc(13), ['']), /unknown operation 0/);
+      await assert.rejects(client().dedupSeenSet(2, [slotEpoch, b1], argv, Buffer.alloc(14), ['']), /14 bytes of operations for 1 keys/);
     });
   });
 });

@@ -10,7 +10,7 @@
 import assert from 'node:assert/strict';
 import calculateSlot from 'cluster-key-slot';
 import type Redis from 'ioredis';
-import { bucketSlot, CLUSTER_BUCKETS, epochKey, SEEN_SEGMENT, seenGroupEpochKey, WINDOW_SEGMENT, windowRecordKey } from '../../src/redis/key-names';
+import { bucketSlot, CLUSTER_BUCKETS, epochKey, SEEN_SEGMENT, seenGroupEpochKey, WINDOW_SEGMENT, windowBucketKey, windowRecordKey } from '../../src/redis/key-names';
 import { RedisSeenStore } from '../../src/stores/redis-seen-store';
 import { RedisWindowStore } from '../../src/stores/redis-window-store';
 import { claimNames, newToken, reading } from '../contract/seen-store.contract';
@@ -76,8 +76,8 @@ describe('redis reset: epochs', () => {
     const windows = new RedisWindowStore(client(), SETTINGS, storeOptions('mine:'));
     await decide(windows, ping('veh-1', 0));
     await decide(windows, ping('veh-2', 0));
-    assert.deepEqual(await commandsDuring(client(), () => resetWindow(windows, 'veh-1')), { get: 2, del: 1 }, 'the epoch and the record read, the record deleted');
-    assert.equal(await client().exists(windowRecordKey('mine:', 'veh-1')), 0);
+    assert.deepEqual(await commandsDuring(client(), () => resetWindow(windows, 'veh-1')), { get: 1, hget: 1, hdel: 1 }, 'the epoch and the record read, the record deleted');
+    assert.equal(await client().hexists(windowBucketKey('mine:', 'veh-1'), 'veh-1'), 0);
     assert.equal((await decide(windows, ping('veh-2', 4))).reason, 'window');
   });
 
@@ -165,7 +165,8 @@ describe('redis reset: epochs', () => {
     await decide(windows, ping('veh-1', 0));
     await claim(seen, { claims: [reading(1, 1)], token: newToken() });
     const ran = await commandsDuring(client(), () => Promise.all([resetWindow(windows, 'veh-1'), resetSeen(seen, 'bin-A17')]));
-    assert.deepEqual(ran, { get: 3, del: 1, set: 1 });
+    // The window's epoch and record read, the record deleted; the device's epoch read and raised.
+    assert.deepEqual(ran, { get: 2, hget: 1, hdel: 1, set: 1 });
     assert.deepEqual(await keysMatching(client(), 'mine:*epoch*'), []);
   });
 });

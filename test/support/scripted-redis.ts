@@ -162,37 +162,49 @@ export function windowOps(ops: readonly RawWindowOp[]): Buffer {
   return out;
 }
 
-/** One operation of lua/seen-set.lua, naming its KEYS by index (1-based, as Lua does). */
+/** One operation of lua/seen-set.lua, naming its KEYS by index (1-based, as Lua does): its bucket (for a group reset, the group's epoch key), its group's epoch key, its old key (0: none). */
 export interface RawSeenOp {
   op: 'claim' | 'confirm' | 'release' | 'resetGroup' | 'resetAll';
   key: number;
   group: number;
+  legacy?: number;
   token: number;
 }
 
 const SEEN_OP_CODES = { claim: 1, confirm: 2, release: 3, resetGroup: 4, resetAll: 5 } as const;
 
-/** ARGV[1] of the seen-set script: '<dI4dBI6' the host clock, ttlSeconds, leaseMs, confirm mode, the call's token. */
-export function seenCall(call: { nowMs: number; ttlSeconds: number; leaseMs: number; confirm: boolean; token: number }): Buffer {
-  const out = Buffer.alloc(27);
+/** ARGV[1] of the seen-set script: '<dI4dBI6B' the host clock, ttlSeconds, leaseMs, confirm mode, the call's token, whether old keys are named. */
+export function seenCall(call: { nowMs: number; ttlSeconds: number; leaseMs: number; confirm: boolean; token: number; legacy?: boolean }): Buffer {
+  const out = Buffer.alloc(28);
   out.writeDoubleLE(call.nowMs, 0);
   out.writeUInt32LE(call.ttlSeconds, 8);
   out.writeDoubleLE(call.leaseMs, 12);
   out[20] = call.confirm ? 1 : 0;
   out.writeUIntLE(call.token, 21, 6);
+  out[27] = call.legacy === true ? 1 : 0;
   return out;
 }
 
-/** ARGV[2]: 11 bytes per operation, '<BI2I2I6'. */
+/** ARGV[2]: 13 bytes per operation, '<BI2I2I2I6'. */
 export function seenOps(ops: readonly RawSeenOp[]): Buffer {
-  const out = Buffer.alloc(ops.length * 11);
+  const out = Buffer.alloc(ops.length * 13);
   ops.forEach((op, i) => {
-    out[i * 11] = SEEN_OP_CODES[op.op];
-    out.writeUInt16LE(op.key, i * 11 + 1);
-    out.writeUInt16LE(op.group, i * 11 + 3);
-    out.writeUIntLE(op.token, i * 11 + 5, 6);
+    out[i * 13] = SEEN_OP_CODES[op.op];
+    out.writeUInt16LE(op.key, i * 13 + 1);
+    out.writeUInt16LE(op.group, i * 13 + 3);
+    out.writeUInt16LE(op.legacy ?? 0, i * 13 + 5);
+    out.writeUIntLE(op.token, i * 13 + 7, 6);
   });
   return out;
+}
+
+/**
+ * A field name of a bucket's own (redis/wire BUCKET_FIELD: a 0xff byte,
+ * which no id's UTF-8 has, and a letter), followed by an id's UTF-8: as the
+ * bytes Redis holds, not the UTF-8 of the JavaScript string.
+ */
+export function ownField(name: string, id = ''): Buffer {
+  return Buffer.concat([Buffer.from(name, 'latin1'), Buffer.from(id, 'utf8')]);
 }
 
 /** An epoch key's value, '<I4I6': the counter and the call that raised it last. */
