@@ -77,6 +77,8 @@ export interface RunData {
   roundsRun: number;
   memory: { window: number[]; seen: number[] };
   redisMemory: RedisMemory[];
+  /** The same, through the baseline build's stores (bench/baseline.ts); empty without one. Absent in the data of runs before it. */
+  redisMemoryToday?: RedisMemory[];
   saving: SavingResult[];
   paced: PacedResult[];
   /** The Redis part (issue 31). */

@@ -17,6 +17,7 @@
  * over 4, at 1,000,000 (issue 31's goal) over 41.
  */
 import Redis from 'ioredis';
+import { join } from 'path';
 import type { Ping } from '../src/core/window/sliding-window';
 import type { Replies, SeenClaim, WindowSettings } from '../src/stores/types';
 import { PING_EPOCH_MS, reading, READINGS_PER_BURST, type Reading } from './data';
@@ -27,11 +28,21 @@ import { answerParent, drive, heapAfterGc, usedMemory } from './runtime';
 const { eventFingerprint } = require('../nodes/core/window/event-fingerprint') as typeof import('../src/core/window/event-fingerprint');
 const { idempotencyKey } = require('../nodes/core/sensor/idempotency-key') as typeof import('../src/core/sensor/idempotency-key');
 const { parseInstant } = require('../nodes/core/parse/instant') as typeof import('../src/core/parse/instant');
-const { defineDedupScripts } = require('../nodes/redis/scripts') as typeof import('../src/redis/scripts');
 const { MemorySeenStore } = require('../nodes/stores/memory-seen-store') as typeof import('../src/stores/memory-seen-store');
 const { MemoryWindowStore } = require('../nodes/stores/memory-window-store') as typeof import('../src/stores/memory-window-store');
-const { RedisSeenStore } = require('../nodes/stores/redis-seen-store') as typeof import('../src/stores/redis-seen-store');
-const { RedisWindowStore } = require('../nodes/stores/redis-window-store') as typeof import('../src/stores/redis-window-store');
+
+/** The Redis stores of a build (bench/baseline.ts): the working tree's, or the landed code's, compiled in its own nodes/. */
+function redisStoresOf(root: string): {
+  defineDedupScripts: typeof import('../src/redis/scripts').defineDedupScripts;
+  RedisSeenStore: typeof import('../src/stores/redis-seen-store').RedisSeenStore;
+  RedisWindowStore: typeof import('../src/stores/redis-window-store').RedisWindowStore;
+} {
+  return {
+    defineDedupScripts: (require(join(root, 'nodes', 'redis', 'scripts')) as typeof import('../src/redis/scripts')).defineDedupScripts,
+    RedisSeenStore: (require(join(root, 'nodes', 'stores', 'redis-seen-store')) as typeof import('../src/stores/redis-seen-store')).RedisSeenStore,
+    RedisWindowStore: (require(join(root, 'nodes', 'stores', 'redis-window-store')) as typeof import('../src/stores/redis-window-store')).RedisWindowStore,
+  };
+}
 /* eslint-enable @typescript-eslint/no-require-imports */
 
 export const ENTRIES = 100_000;
@@ -124,48 +135,74 @@ export interface RedisMemory {
   floor: number;
 }
 
-/** The records or readings in the store's buckets (`<prefix><segment>#<n>`): their fields, less the buckets' own (a first byte of 0xff). */
-async function entriesIn(client: Redis, pattern: string): Promise<number> {
+/**
+ * The records or readings a store holds under `<prefix><segment>:`, in
+ * either layout: the fields of its buckets (`#<n>` hashes, less the
+ * buckets' own fields, whose first byte is 0xff), or a string key each
+ * (the key-per-record layout of builds before issue 31, less the epoch
+ * and reset keys, which are no entries).
+ */
+async function entriesIn(client: Redis, segment: 'sw' | 'rc'): Promise<number> {
   let entries = 0;
-  for await (const batch of client.scanStream({ match: pattern, count: 1000 })) {
+  for await (const batch of client.scanStream({ match: `dedup:${segment}:*`, count: 1000 })) {
+    const keys = (batch as string[]).filter((key) => key.startsWith(`dedup:${segment}:#`) || (key.startsWith(`dedup:${segment}:{`) && !key.endsWith(':reset')));
     const pipeline = client.pipeline();
-    for (const key of batch as string[]) pipeline.hkeysBuffer(key);
-    for (const [, fields] of (await pipeline.exec()) ?? []) for (const field of fields as Buffer[]) if (field[0] !== 0xff) entries++;
+    for (const key of keys) pipeline.type(key);
+    const types = ((await pipeline.exec()) ?? []).map(([, type]) => type as string);
+    const fields = client.pipeline();
+    keys.forEach((key, i) => {
+      if (types[i] === 'hash') fields.hkeysBuffer(key);
+      else if (types[i] === 'string') entries++;
+    });
+    for (const [, names] of (await fields.exec()) ?? []) for (const name of names as Buffer[]) if (name[0] !== 0xff) entries++;
   }
   return entries;
 }
 
-async function windowBytes(client: Redis, settings: WindowSettings, kind: PingKind, settleMs: number, entries: number): Promise<number> {
+async function windowBytes(
+  client: Redis,
+  stores: ReturnType<typeof redisStoresOf>,
+  settings: WindowSettings,
+  kind: PingKind,
+  measure: { settleMs: number; entries: number },
+): Promise<number> {
+  const { settleMs, entries } = measure;
   const options = { keyPrefix: 'dedup:', cluster: false, timeoutMs: 60_000 };
   await client.flushall();
   // Right after FLUSHALL the tables are empty and reset: nothing to wait for.
   const before = await usedMemory(client, 0);
-  const store = new RedisWindowStore(client, settings, options);
+  const store = new stores.RedisWindowStore(client, settings, options);
   await drive(pingsOfDistinctAssets(kind, entries), 5000, (ping, replies) => store.decide(ping, replies, undefined));
   const bytes = ((await usedMemory(client, settleMs)) - before) / entries;
-  const records = await entriesIn(client, 'dedup:sw:#*');
+  const records = await entriesIn(client, 'sw');
   if (records !== entries) throw new Error(`window records missing in Redis (${records} of ${entries})`);
   return bytes;
 }
 
-/** Bytes of used_memory per entry of the Redis stores, `entries` of each written through the store classes. */
-export async function redisBytesPerEntry(port: number, settleMs = 1000, entries = ENTRIES): Promise<RedisMemory> {
+/**
+ * Bytes of used_memory per entry of the Redis stores, `entries` of each
+ * written through the store classes of the build at `root` (the working
+ * tree's by default).
+ */
+export async function redisBytesPerEntry(port: number, settleMs = 1000, entries = ENTRIES, root = join(__dirname, '..')): Promise<RedisMemory> {
   const client = new Redis({ host: '127.0.0.1', port });
-  defineDedupScripts(client);
+  const stores = redisStoresOf(root);
+  stores.defineDedupScripts(client);
   const options = { keyPrefix: 'dedup:', cluster: false, timeoutMs: 60_000 };
+  const measure = { settleMs, entries };
   try {
-    const window = await windowBytes(client, WINDOW, 'plain', settleMs, entries);
-    const windowFleet = await windowBytes(client, FLEET_RULES, 'fleet', settleMs, entries);
-    const windowValue = await windowBytes(client, VALUE_MODE, 'value', settleMs, entries);
-    const windowCandidate = await windowBytes(client, JUMP_GUARD, 'jump', settleMs, entries);
+    const window = await windowBytes(client, stores, WINDOW, 'plain', measure);
+    const windowFleet = await windowBytes(client, stores, FLEET_RULES, 'fleet', measure);
+    const windowValue = await windowBytes(client, stores, VALUE_MODE, 'value', measure);
+    const windowCandidate = await windowBytes(client, stores, JUMP_GUARD, 'jump', measure);
 
     await client.flushall();
     let before = await usedMemory(client, 0);
-    const seen = new RedisSeenStore(client, SEEN, options);
+    const seen = new stores.RedisSeenStore(client, SEEN, options);
     let token = 1;
     await drive(distinctClaimBursts(entries), 100, (claims, replies) => seen.claim({ claims, token: token++ }, replies, undefined));
     const seenBytes = ((await usedMemory(client, settleMs)) - before) / entries;
-    const readings = await entriesIn(client, 'dedup:rc:#*');
+    const readings = await entriesIn(client, 'rc');
     if (readings !== entries) throw new Error(`seen-set readings missing in Redis (${readings} of ${entries})`);
 
     await client.flushall();

@@ -146,12 +146,15 @@ const latencyLine = (label: string, p: PacedPhase, tail: string): string =>
   `  latency ${label} ${thousands(p.rate).padStart(6)}/s  p50 ${(p.latency?.p50 ?? Number.NaN).toFixed(2)} p99 ${(p.latency?.p99 ?? Number.NaN).toFixed(2)} ${tail}`;
 
 const RUNNERS: Record<Section, (b: Bench) => Promise<void>> = {
-  async memory({ plan, data, port, part }) {
+  async memory({ plan, data, port, builds, part }) {
     for (let i = 0; i < plan.memoryRepeats; i++) {
       await part('memory', async () => {
         data.memory.window.push(await runChild<number>('memory.ts', { kind: 'window' }));
         data.memory.seen.push(await runChild<number>('memory.ts', { kind: 'seen' }));
         data.redisMemory.push(await redisBytesPerEntry(port, plan.redisSettleMs, plan.redisMemoryEntries));
+        // The landed code's stores too, on the same server in the same run: the figures before and after a change of layout.
+        const today = builds.find((b) => b.id === 'today');
+        if (today !== undefined) (data.redisMemoryToday ??= []).push(await redisBytesPerEntry(port, plan.redisSettleMs, plan.redisMemoryEntries, today.root));
       });
     }
   },
@@ -395,7 +398,7 @@ async function main(): Promise<void> {
   const loadBefore = fmtLoad();
   const build = spawnSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' });
   const builds: BenchBuild[] = [workingBuild()];
-  if (plan.redis.baseline !== undefined && plan.sections.some((s) => s === 'script' || s === 'redis' || s === 'rounds')) {
+  if (plan.redis.baseline !== undefined && plan.sections.some((s) => s === 'memory' || s === 'script' || s === 'redis' || s === 'rounds')) {
     try {
       builds.push(baselineBuild(plan.redis.baseline, log));
     } catch (error) {
@@ -420,6 +423,7 @@ async function main(): Promise<void> {
     roundsRun: 0,
     memory: { window: [], seen: [] },
     redisMemory: [],
+    redisMemoryToday: [],
     saving: [],
     paced: [],
     fleet: [],
