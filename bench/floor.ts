@@ -22,8 +22,7 @@ import calculateSlot from 'cluster-key-slot';
 import { performance } from 'perf_hooks';
 import Redis, { Cluster } from 'ioredis';
 import type { CallSchedule, Case } from './paced';
-import { scriptStats } from './paced';
-import { answerParent, jobFromArgv, redisCpuSeconds } from './runtime';
+import { answerParent, jobFromArgv, redisCpuSeconds, scriptStatsOf } from './runtime';
 
 /** One read and one write of each key; a reply of one byte per key. */
 export const FLOOR_LUA = `local value = ARGV[1]
@@ -136,7 +135,7 @@ export async function runFloor(job: FloorJob): Promise<FloorPhase[]> {
       if (phase.kind === 'paced') await replayPaced(phase, call);
       else await replayFlatOut(phase, call, job.maxInFlight);
       const cpu = (await Promise.all(admins.map((a) => redisCpuSeconds(a)))).reduce((s, v, i) => s + v - (cpu0[i] ?? 0), 0);
-      const scripts = (await Promise.all(admins.map(async (a) => scriptStats(await a.info('commandstats'))))).reduce((s, v) => ({ calls: s.calls + v.calls, usec: s.usec + v.usec }), { calls: 0, usec: 0 });
+      const scripts = await scriptStatsOf(admins);
       out.push({
         redisCpuUsPerMsg: (cpu * 1e6) / phase.messages,
         scriptUsPerMsg: scripts.usec / phase.messages,

@@ -48,7 +48,7 @@ import { PerformanceObserver, performance } from 'perf_hooks';
 import Redis from 'ioredis';
 import { COLD_FLEET, fleetPingMessage, pingMessage, readingMessage } from './data';
 import { benchFlow, CONFIRM_ID, usesRedis, type LineId, type RedisTarget } from './flows';
-import { answerParent, gc, jobFromArgv, redisCpuSeconds, ROOT, sleep, startBenchRuntime, type BenchRuntime, type CompleteEvent } from './runtime';
+import { answerParent, gc, jobFromArgv, redisCpuSeconds, ROOT, scriptStatsOf, sleep, startBenchRuntime, type BenchRuntime, type CompleteEvent } from './runtime';
 import { Sink } from './worker';
 
 process.setSourceMapsEnabled(false);
@@ -480,14 +480,12 @@ export async function runPaced(job: PacedJob): Promise<PacedResult> {
       probe.active = false;
       const afterMachine = machineJiffies();
       const redisAfter = await Promise.all(admins.map((a) => redisCpuSeconds(a)));
-      const scripts = await Promise.all(admins.map(async (a) => scriptStats(await a.info('commandstats'))));
+      const { usec: scriptUsec, calls: scriptCalls } = await scriptStatsOf(admins);
       const latencies = sink.recordedLatencies();
       const count = spec.kind === 'paced' ? (pacing as Pacing).made : spec.units;
       if (latencies.length !== count) throw new Error(`${spec.kind} ${spec.case} phase: recorded ${latencies.length} of ${count} messages`);
       const redisSeconds = redisAfter.map((after, i) => after - (before.redis[i] ?? 0));
       const redisTotal = redisSeconds.reduce((s, v) => s + v, 0);
-      const scriptUsec = scripts.reduce((s, v) => s + v.usec, 0);
-      const scriptCalls = scripts.reduce((s, v) => s + v.calls, 0);
       const machineBusyCores =
         before.machine !== undefined && afterMachine !== undefined && afterMachine.total > before.machine.total
           ? ((afterMachine.busy - before.machine.busy) / (afterMachine.total - before.machine.total)) * cpus().length
@@ -527,17 +525,6 @@ export async function runPaced(job: PacedJob): Promise<PacedResult> {
     await runtime.stop();
     for (const a of admins) a.disconnect();
   }
-}
-
-/** Calls and microseconds of EVAL and EVALSHA in INFO commandstats (ioredis sends EVAL once per connection, then EVALSHA). */
-export function scriptStats(info: string): { calls: number; usec: number } {
-  let calls = 0;
-  let usec = 0;
-  for (const m of info.matchAll(/^cmdstat_(?:eval|evalsha):calls=(\d+),usec=(\d+)/gm)) {
-    calls += Number(m[1]);
-    usec += Number(m[2]);
-  }
-  return { calls, usec };
 }
 
 if (require.main === module) answerParent(runPaced(jobFromArgv<PacedJob>()));

@@ -126,6 +126,23 @@ export async function redisCpuSecondsOf(admins: readonly Redis[]): Promise<numbe
   return each.reduce((s, v) => s + v, 0);
 }
 
+/** Calls and microseconds of EVAL and EVALSHA in INFO commandstats (ioredis sends EVAL once per connection, then EVALSHA). */
+export function scriptStats(info: string): { calls: number; usec: number } {
+  let calls = 0;
+  let usec = 0;
+  for (const m of info.matchAll(/^cmdstat_(?:eval|evalsha):calls=(\d+),usec=(\d+)/gm)) {
+    calls += Number(m[1]);
+    usec += Number(m[2]);
+  }
+  return { calls, usec };
+}
+
+/** scriptStats summed over every primary, as their CPU is (redisCpuSecondsOf). */
+export async function scriptStatsOf(admins: readonly Redis[]): Promise<{ calls: number; usec: number }> {
+  const each = await Promise.all(admins.map(async (a) => scriptStats(await a.info('commandstats'))));
+  return each.reduce((s, v) => ({ calls: s.calls + v.calls, usec: s.usec + v.usec }), { calls: 0, usec: 0 });
+}
+
 /**
  * Feeds requests to a Redis store through its callback interface, at most
  * `window` unanswered at once, and resolves when all are answered. The

@@ -45,7 +45,7 @@ import type { WindowOutcome } from '../src/stores/types';
 import type { BenchBuild } from './baseline';
 import { pingMessage } from './data';
 import { FLOOR_LUA } from './floor';
-import { answerParent, redisCpuSeconds } from './runtime';
+import { answerParent, redisCpuSeconds, scriptStats } from './runtime';
 import { markdownTable, thousands } from './stats';
 
 export type ScriptCase = 'warm' | 'cold';
@@ -128,12 +128,6 @@ function fit(rows: readonly ScriptCostRow[], usPerCall: (r: ScriptCostRow) => nu
   const b = rows[rows.length - 1] as ScriptCostRow;
   const perPingUs = (usPerCall(b) - usPerCall(a)) / (b.pingsPerCall - a.pingsPerCall);
   return { fixedUs: usPerCall(a) - perPingUs * a.pingsPerCall, perPingUs };
-}
-
-async function scriptUsec(client: Redis): Promise<number> {
-  let usec = 0;
-  for (const m of (await client.info('commandstats')).matchAll(/^cmdstat_(?:eval|evalsha):calls=\d+,usec=(\d+)/gm)) usec += Number(m[1]);
-  return usec;
 }
 
 /** Sends calls of one size and waits for them, IN_FLIGHT at a time; counts and hashes what was decided. */
@@ -272,7 +266,7 @@ export async function scriptCost(job: ScriptCostJob): Promise<ScriptCostResult> 
               case: c,
               pingsPerCall,
               calls: calls.length,
-              scriptUsPerCall: (await scriptUsec(admin)) / calls.length,
+              scriptUsPerCall: scriptStats(await admin.info('commandstats')).usec / calls.length,
               cpuUsPerCall: (cpu * 1e6) / calls.length,
               admitted: (caller.admitted - admitted0) / (calls.length * pingsPerCall),
             };

@@ -20,7 +20,7 @@ import { performance } from 'perf_hooks';
 import Redis from 'ioredis';
 import { burstMessages, nestedBursts, pingMessages, uniqueReadings, READINGS_PER_BURST } from './data';
 import { benchFlow, CONFIRM_ID, SENSOR_LINES, usesRedis, type LineId, type RedisTarget } from './flows';
-import { answerParent, gc, redisCpuSeconds, sleep, startBenchRuntime, withTimeout, type CompleteEvent } from './runtime';
+import { answerParent, gc, redisCpuSeconds, scriptStats, sleep, startBenchRuntime, withTimeout, type CompleteEvent } from './runtime';
 
 // tsx (loaded to run this file) turns on source maps, which makes every
 // Error's stack dearer; Node-RED as users run it has them off.
@@ -249,17 +249,6 @@ export async function runTrial(job: TrialJob): Promise<TrialResult> {
     admin?.disconnect();
     naive?.disconnect();
   }
-}
-
-/** Calls and microseconds of EVAL and EVALSHA in INFO commandstats (ioredis sends EVAL once per connection, then EVALSHA). */
-function scriptStats(info: string): { calls: number; usec: number } {
-  let calls = 0;
-  let usec = 0;
-  for (const m of info.matchAll(/^cmdstat_(?:eval|evalsha):calls=(\d+),usec=(\d+)/gm)) {
-    calls += Number(m[1]);
-    usec += Number(m[2]);
-  }
-  return { calls, usec };
 }
 
 if (require.main === module) answerParent(runTrial(JSON.parse(process.argv[2] ?? '{}') as TrialJob));
