@@ -144,22 +144,7 @@ end
 local SLOT_EPOCH = 1
 
 -- Whether an entry missing from its bucket may still be in its old key.
-local legacy = false
-if legacy_sent == 1 then
-  local since
-  local mark = keys[#keys]
-  local raw_mark = call_redis('GET', mark)
-  if raw_mark and #raw_mark == MARK_BYTES then
-    since = unpack(MARK, raw_mark)
-  else
-    -- The first call of this layout in the slot; an empty database holds
-    -- nothing of earlier builds (this call has written nothing yet).
-    since = 0
-    if call_redis('DBSIZE') > 0 then since = floor(now) end
-    call_redis('SET', mark, pack(MARK, since))
-  end
-  legacy = since > 0 and now < since + pending_ms
-end
+local legacy = legacy_sent == 1 and old_keys_live(keys[#keys], now, pending_ms)
 
 local refreshed = {}
 -- The periods (see BUCKETS): their length, what the field naming a

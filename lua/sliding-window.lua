@@ -248,22 +248,7 @@ if raw_epoch and #raw_epoch == EPOCH_BYTES then epoch, epoch_call = unpack(EPOCH
 local epoch_field = epoch % EPOCH_MODULUS
 
 -- Whether a record missing from its bucket may still be in its old key.
-local legacy = false
-if legacy_sent then
-  local since
-  local mark = keys[2 + 2 * n_ops]
-  local raw_mark = call_redis('GET', mark)
-  if raw_mark and #raw_mark == MARK_BYTES then
-    since = unpack(MARK, raw_mark)
-  else
-    -- The first call of this layout in the slot; an empty database holds
-    -- nothing of earlier builds (this call has written nothing yet).
-    since = 0
-    if call_redis('DBSIZE') > 0 then since = floor(now) end
-    call_redis('SET', mark, pack(MARK, since))
-  end
-  legacy = since > 0 and now < since + ttl_ms
-end
+local legacy = legacy_sent and old_keys_live(keys[2 + 2 * n_ops], now, ttl_ms)
 
 -- An asset's state during this call, made on its first operation: its
 -- baseline (`has`, `t`, `events` and the record's steps `lat_q`, `lon_q`,

@@ -73,11 +73,14 @@ export function scriptPrelude(name: ScriptName): string {
 
 const sources = new Map<ScriptName, string>();
 
-/** A script's full text, as Redis runs it: the prelude and the file. */
+/** The Lua both scripts share, put between the prelude and each script's own text: the layout mark's check (lua/layout-mark.lua). */
+const SHARED_LUA = 'layout-mark.lua';
+
+/** A script's full text, as Redis runs it: the prelude, the shared Lua and the file. */
 export function scriptSource(name: ScriptName): string {
   let source = sources.get(name);
   if (source === undefined) {
-    source = scriptPrelude(name) + readFileSync(join(LUA_DIR, SCRIPTS[name]), 'utf8');
+    source = scriptPrelude(name) + readFileSync(join(LUA_DIR, SHARED_LUA), 'utf8') + readFileSync(join(LUA_DIR, SCRIPTS[name]), 'utf8');
     sources.set(name, source);
   }
   return source;

@@ -92,7 +92,7 @@ describe('redis scripts: the codes both sides name', () => {
     assert.deepEqual([...uses('sliding-window.lua', 'REASON')].sort(), Object.keys(WINDOW_REASONS).sort());
     assert.deepEqual([...uses('seen-set.lua', 'CLAIM')].sort(), Object.keys(CLAIM).sort());
     assert.deepEqual([...uses('seen-set.lua', 'SETTLE')].sort(), Object.keys(SETTLE).sort());
-    for (const file of ['sliding-window.lua', 'seen-set.lua']) {
+    for (const file of ['sliding-window.lua', 'seen-set.lua', 'layout-mark.lua']) {
       const text = readFileSync(join(LUA_DIR, file), 'utf8');
       assert.doesNotMatch(text, /^\s*local\s+[\w\s,]*\b(REASON|ADMITS|CLAIM|SETTLE|LEASE_EXPIRED)\b[\w\s,]*=/m, `${file} defines a code table of its own`);
     }
