@@ -5,9 +5,9 @@
 --
 -- The loader (src/redis/scripts.ts) puts lines before this text that name
 -- what both sides share, so that neither spells a number: first
--- `local REASON, ADMITS = { ahead = 1, first = 2, ... }, { [2] = true, ... }`,
--- the reason codes of src/core/window/window-reasons.ts and the set of those
--- that admit; then `local RESET_ASSET, RESET_ALL = 2, 3`, the operation
+-- `local ADMITS, AHEAD, FIRST, ... = { false, true, ... }, 1, 2, ...`,
+-- whether each reason code of src/core/window/window-reasons.ts admits (by
+-- code) and each code in a local named after its reason; then `local RESET_ASSET, RESET_ALL = 2, 3`, the operation
 -- codes; then the binary formats of src/redis/wire.ts (the struct format
 -- of each argument, reply and record, their sizes, their flag
 -- bits, the steps the record counts in). The rule is decideWindow of
@@ -65,7 +65,7 @@
 -- never becomes the baseline; on an asset with no record it writes none,
 -- as ahead. The jump guard and its candidate are judgeJump's: see there.
 --
--- THE RECORD (RECORD_FORMAT[flags + 1]) is the value of the asset id's
+-- THE RECORD (record_format(flags)) is the value of the asset id's
 -- field in its bucket. It is written with HSET when a ping is admitted
 -- and, when only the suppressed count or the jump candidate changed,
 -- written again with its expiry as it was (what KEEPTTL did for the
@@ -225,10 +225,18 @@ local spread = unpack
 local pack, unpack, sub, byte = struct.pack, struct.unpack, string.sub, string.byte
 local call_redis = redis.call
 
-local AHEAD, FIRST, REPLAYED, LATE = REASON.ahead, REASON.first, REASON.replayed, REASON.late
-local ELAPSED, EVENT, MOVED, TURNED, WINDOW = REASON.elapsed, REASON.event, REASON.moved, REASON.turned, REASON.window
-local NO_FIX, POOR_FIX, JUMP, RELOCATED = REASON['no-fix'], REASON['poor-fix'], REASON.jump, REASON.relocated
-local CHANGED, UNCHANGED = REASON.changed, REASON.unchanged
+-- A kind of record's struct format (RECORD_FORMATS), taken out of the
+-- prelude's string the first time this call meets that kind.
+local formats_met = {}
+local function record_format(flags)
+  local format = formats_met[flags]
+  if not format then
+    local at = flags * RECORD_FORMAT_WIDTH
+    format = sub(RECORD_FORMATS, at + 1, at + RECORD_FORMAT_WIDTH)
+    formats_met[flags] = format
+  end
+  return format
+end
 
 if #ops ~= n_ops * OP_BYTES or not (legacy_sent or #keys == 1 + n_ops) then
   return redis.error_reply('sliding-window: ' .. #ops .. ' bytes of operations, ' .. #keys .. ' keys and ' .. n_ops .. ' ids')
@@ -311,14 +319,14 @@ for i = 1, n_ops do
         local rflags = byte(raw, RECORD_FLAGS_AT) or REC_KINDS
         -- Kept even when it is not live: a tail beside it goes with it.
         s.raw = raw
-        if RECORD_SIZE[rflags + 1] == #raw then
+        if byte(RECORD_SIZES, rflags + 1) == #raw then
           local expires, _, rec_epoch, r_t, lat_q, lon_q, acc, rcall, first, r_events, heading_q, accuracy_q, sup
           local r_value = false
           if rflags >= REC_VALUE then
             -- Issue 29's bits, or a record at 0,0 (value mode's): seldom
             -- set in position mode; its fields by position, in the order of
             -- THE RECORD above.
-            local f = { unpack(RECORD_FORMAT[rflags + 1], raw) }
+            local f = { unpack(record_format(rflags), raw) }
             local k = 3
             expires, rec_epoch, r_t = f[1], f[k], f[k + 1]
             k = k + 1
@@ -332,9 +340,9 @@ for i = 1, n_ops do
             if rflags % (2 * REC_VALUE) >= REC_VALUE then r_value, k = f[k + 1], k + 1 end
             sup = f[k + 1]
           elseif rflags % (2 * REC_FLEET) >= REC_FLEET then
-            expires, _, rec_epoch, r_t, lat_q, lon_q, acc, rcall, first, r_events, heading_q, accuracy_q, sup = unpack(RECORD_FORMAT[rflags + 1], raw)
+            expires, _, rec_epoch, r_t, lat_q, lon_q, acc, rcall, first, r_events, heading_q, accuracy_q, sup = unpack(record_format(rflags), raw)
           else
-            expires, _, rec_epoch, r_t, lat_q, lon_q, acc, rcall, first, sup = unpack(RECORD_FORMAT[rflags + 1], raw)
+            expires, _, rec_epoch, r_t, lat_q, lon_q, acc, rcall, first, sup = unpack(record_format(rflags), raw)
             r_events, heading_q, accuracy_q = 0, NO_HEADING, 0
           end
           if expires > now and rec_epoch == epoch_field then
@@ -690,13 +698,13 @@ for j = 1, #order do
           end
           fields[#fields + 1] = s.sup
           fields[2] = rflags
-          record = pack(RECORD_FORMAT[rflags + 1], spread(fields))
+          record = pack(record_format(rflags), spread(fields))
         elseif s.events ~= 0 or s.heading_q ~= NO_HEADING or s.accuracy_q ~= 0 then
           rflags = rflags + REC_FLEET
-          record = pack(RECORD_FORMAT[rflags + 1], expires, rflags, epoch_field, t, s.lat_q, s.lon_q, s.acc, s.call, s.first,
+          record = pack(record_format(rflags), expires, rflags, epoch_field, t, s.lat_q, s.lon_q, s.acc, s.call, s.first,
             s.events, s.heading_q, s.accuracy_q, s.sup)
         else
-          record = pack(RECORD_FORMAT[rflags + 1], expires, rflags, epoch_field, t, s.lat_q, s.lon_q, s.acc, s.call, s.first, s.sup)
+          record = pack(record_format(rflags), expires, rflags, epoch_field, t, s.lat_q, s.lon_q, s.acc, s.call, s.first, s.sup)
         end
       end
       -- The record names its expiry's period when it is new to the bucket
@@ -740,8 +748,8 @@ for j = 1, #order do
               if byte(name, 1) ~= OWN_FIELD_BYTE then
                 local f = byte(value, RECORD_FLAGS_AT) or REC_KINDS
                 -- A record of a kind this script knows; another kind is left to the release that wrote it.
-                if RECORD_SIZE[f + 1] == #value then
-                  local e, _, rec_epoch = unpack(RECORD_FORMAT[f + 1], value)
+                if byte(RECORD_SIZES, f + 1) == #value then
+                  local e, _, rec_epoch = unpack(record_format(f), value)
                   if e <= now or rec_epoch ~= epoch_field then dead[#dead + 1] = name
                   elseif f % (2 * REC_BEFORE) >= REC_BEFORE or f >= REC_CANDIDATE then live[name] = f end
                 end

@@ -11,7 +11,7 @@ import { readFileSync } from 'fs';
 import { join } from 'path';
 import type { Cluster, Redis, Result } from 'ioredis';
 import { CLAIM, KEY_STATE, LEASE_EXPIRED, SETTLE } from '../core/sensor/seen-codes';
-import { WINDOW_REASONS } from '../core/window/window-reasons';
+import { WINDOW_REASONS, type WindowReason } from '../core/window/window-reasons';
 import { SEEN_OP_CODE, seenPrelude, WINDOW_OP_CODE, windowPrelude } from './wire';
 
 declare module 'ioredis' {
@@ -42,23 +42,30 @@ function luaTable(entries: Record<string, number>): string {
   return `{ ${Object.entries(entries).map(([name, code]) => `${/^[A-Za-z_]\w*$/.test(name) ? name : `[${JSON.stringify(name)}]`} = ${code}`).join(', ')} }`;
 }
 
+/** The Lua local a reason's code is in, in the sliding-window script: `first` -> FIRST, `no-fix` -> NO_FIX. */
+export function reasonLocal(reason: WindowReason): string {
+  return reason.toUpperCase().replace(/-/g, '_');
+}
+
 /**
  * The lines put before a script's text: the codes it replies with, from the
  * TypeScript tables, first (the sliding-window script also learns there
  * which reasons admit, so that core/window/window-reasons stays the one
  * place that says so), then its operation codes, then its binary formats,
  * flags and steps (redis/wire).
+ *
+ * The reasons are plain locals and ADMITS a list by code, not tables keyed
+ * by name: the prelude runs at every call, and a table built there is built
+ * at every call (its hash part cost a one-ping call about 1 µs of its 25 in
+ * bench/script-cost.ts).
  */
 export function scriptPrelude(name: ScriptName): string {
   if (name === 'dedupSlidingWindow') {
-    const codes: Record<string, number> = {};
-    const admits: string[] = [];
-    for (const [reason, { code, admit }] of Object.entries(WINDOW_REASONS)) {
-      codes[reason] = code;
-      if (admit) admits.push(`[${code}] = true`);
-    }
+    const reasons = Object.keys(WINDOW_REASONS) as WindowReason[];
+    const admits: boolean[] = [];
+    for (const { code, admit } of Object.values(WINDOW_REASONS)) admits[code - 1] = admit;
     return (
-      `local REASON, ADMITS = ${luaTable(codes)}, { ${admits.join(', ')} }\n` +
+      `local ADMITS, ${reasons.map(reasonLocal).join(', ')} = { ${Array.from(admits, (a) => String(a === true)).join(', ')} }, ${reasons.map((r) => WINDOW_REASONS[r].code).join(', ')}\n` +
       `local RESET_ASSET, RESET_ALL = ${WINDOW_OP_CODE.resetAsset}, ${WINDOW_OP_CODE.resetAll}\n` +
       windowPrelude()
     );

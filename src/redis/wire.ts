@@ -242,7 +242,7 @@ export const WINDOW_COUNT = layout([['suppressed', 'I4']]);
  */
 export const RECORD_FLAG = { fleet: 1, before: 2, fraction: 4, value: 8, candidate: 16, origin: 32 } as const;
 
-/** The flags windowRecordLayout (and the script's RECORD_FORMAT) tell layouts apart by. */
+/** The flags windowRecordLayout (and the script's RECORD_FORMATS) tell layouts apart by. */
 const LAYOUT_FLAGS = RECORD_FLAG.fleet | RECORD_FLAG.before | RECORD_FLAG.fraction | RECORD_FLAG.value | RECORD_FLAG.candidate | RECORD_FLAG.origin;
 
 /** The whole layout of a record with these flags; undefined for flags of a kind this release does not know. */
@@ -435,10 +435,10 @@ export const LEGACY_EPOCH_MODULUS = maxOf(LEGACY_RECORD, 'epoch') + 1;
 
 type LuaValue = string | number | readonly number[] | readonly string[];
 
-/** A Lua string literal: printable ASCII as it is, any other byte as a decimal escape. */
+/** A Lua string literal: printable ASCII as it is, any other byte as a decimal escape of three digits (so that a digit after it is not read into it). */
 function luaString(value: string): string {
   let out = "'";
-  for (const byte of Buffer.from(value, 'latin1')) out += byte >= 0x20 && byte < 0x7f && byte !== 0x27 && byte !== 0x5c ? String.fromCharCode(byte) : `\\${byte}`;
+  for (const byte of Buffer.from(value, 'latin1')) out += byte >= 0x20 && byte < 0x7f && byte !== 0x27 && byte !== 0x5c ? String.fromCharCode(byte) : `\\${String(byte).padStart(3, '0')}`;
   return `${out}'`;
 }
 
@@ -449,14 +449,33 @@ function luaValue(value: LuaValue): string {
   return `{ ${value.map((item) => (typeof item === 'string' ? luaString(item) : String(item))).join(', ')} }`;
 }
 
-/** The record's format for each combination of the flags it may have, at the flags plus one (a Lua list). */
-function recordFormats(): string[] {
-  return Array.from({ length: LAYOUT_FLAGS + 1 }, (_, flags) => (windowRecordLayout(flags) as Layout<string>).format);
+/*
+ * The record's format and size for each combination of its flags, as two
+ * strings rather than two Lua lists: the prelude runs at every call, and
+ * lists of 64 built there cost a one-ping call about 3 µs of its 25 in
+ * bench/script-cost.ts, where a call now takes out only the formats it
+ * meets. RECORD_FORMATS holds every format padded with spaces (which
+ * struct skips) to one width, the format for flags f at f * width;
+ * RECORD_SIZES a byte per combination, the size for flags f at f + 1.
+ */
+function recordLayouts(): Layout<string>[] {
+  return Array.from({ length: LAYOUT_FLAGS + 1 }, (_, flags) => windowRecordLayout(flags) as Layout<string>);
 }
 
-/** The record's size for each combination of its flags, at the flags plus one (a Lua list). */
-function recordSizes(): number[] {
-  return Array.from({ length: LAYOUT_FLAGS + 1 }, (_, flags) => (windowRecordLayout(flags) as Layout<string>).bytes);
+export function recordFormatWidth(): number {
+  return Math.max(...recordLayouts().map((l) => l.format.length));
+}
+
+function recordFormats(): string {
+  const width = recordFormatWidth();
+  return recordLayouts().map((l) => l.format.padEnd(width, ' ')).join('');
+}
+
+function recordSizes(): string {
+  const sizes = recordLayouts().map((l) => l.bytes);
+  // A byte each: a larger record would need another encoding here.
+  if (sizes.some((size) => size > 0xff)) throw new Error('wire: a window record of more than 255 bytes');
+  return String.fromCharCode(...sizes);
 }
 
 /** `local A, B = 1, 'x'`: one line of locals. */
@@ -478,7 +497,7 @@ export function windowPrelude(): string {
   return (
     luaLocals({ RULE: WINDOW_RULE.format, CALL: WINDOW_CALL.format, OP: WINDOW_OP.format, OP_BYTES: WINDOW_OP.bytes, REPLY: WINDOW_REPLY.format, STATUS: WINDOW_STATUS.format }) +
     luaLocals({ HAS_HEADING: WINDOW_OP_FLAG.heading, RETRY: WINDOW_OP_FLAG.retry, HAS_DT: WINDOW_PRESENT.dt, HAS_DISTANCE: WINDOW_PRESENT.distance, HAS_TURN: WINDOW_PRESENT.turn }) +
-    luaLocals({ RECORD_FORMAT: recordFormats(), RECORD_SIZE: recordSizes(), RECORD_FLAGS_AT: WINDOW_RECORD.at.flags + 1, COUNT: WINDOW_COUNT.format, COUNT_BYTES: WINDOW_COUNT.bytes }) +
+    luaLocals({ RECORD_FORMATS: recordFormats(), RECORD_FORMAT_WIDTH: recordFormatWidth(), RECORD_SIZES: recordSizes(), RECORD_FLAGS_AT: WINDOW_RECORD.at.flags + 1, COUNT: WINDOW_COUNT.format, COUNT_BYTES: WINDOW_COUNT.bytes }) +
     luaLocals({ TAIL: WINDOW_TAIL.format, TAIL_BYTES: WINDOW_TAIL.bytes }) +
     luaLocals({ REC_FLEET: RECORD_FLAG.fleet, REC_BEFORE: RECORD_FLAG.before, REC_FRACTION: RECORD_FLAG.fraction, REC_KINDS: LAYOUT_FLAGS + 1, MAX_WHOLE_T: maxOf(WINDOW_RECORD, 't') }) +
     luaLocals({ LEGACY_RECORD: LEGACY_RECORD.format, LEGACY_RECORD_BYTES: LEGACY_RECORD.bytes }) +

@@ -12,8 +12,9 @@ import { readFileSync } from 'fs';
 import { join } from 'path';
 import type Redis from 'ioredis';
 import { CLAIM, LEASE_EXPIRED, SETTLE } from '../../src/core/sensor/seen-codes';
-import { WINDOW_REASONS } from '../../src/core/window/window-reasons';
-import { defineDedupScripts, scriptSource, type ScriptName } from '../../src/redis/scripts';
+import { WINDOW_REASONS, type WindowReason } from '../../src/core/window/window-reasons';
+import { defineDedupScripts, reasonLocal, scriptSource, type ScriptName } from '../../src/redis/scripts';
+import { windowRecordLayout } from '../../src/redis/wire';
 import { MemoryWindowStore } from '../../src/stores/memory-window-store';
 import { RedisSeenStore } from '../../src/stores/redis-seen-store';
 import { RedisWindowStore } from '../../src/stores/redis-window-store';
@@ -66,8 +67,35 @@ describe('redis scripts: the codes both sides name', () => {
   }
 
   it('gives the sliding-window script the reason codes of core/window/window-reasons', async () => {
-    const codes = Object.fromEntries(Object.entries(WINDOW_REASONS).map(([reason, { code }]) => [reason, code]));
-    assert.deepEqual(await preludeTables('dedupSlidingWindow', 'REASON = REASON'), { REASON: codes });
+    const reasons = Object.keys(WINDOW_REASONS) as WindowReason[];
+    const codes = Object.fromEntries(reasons.map((reason) => [reason, WINDOW_REASONS[reason].code]));
+    assert.deepEqual(await preludeTables('dedupSlidingWindow', reasons.map((r) => `[${JSON.stringify(r)}] = ${reasonLocal(r)}`).join(', ')), codes);
+  });
+
+  it('gives the sliding-window script each kind of record\'s format and size, as redis/wire lays them out', async () => {
+    // The prelude's lines up to the record formats, then what the script reads out of them for each combination of flags.
+    const lines = scriptSource('dedupSlidingWindow').split('\n');
+    const upTo = lines.findIndex((line) => line.startsWith('local RECORD_FORMATS,'));
+    assert.ok(upTo > 0);
+    const read = await client().eval(
+      `${lines.slice(0, upTo + 1).join('\n')}
+local out = {}
+for flags = 0, 63 do
+  local at = flags * RECORD_FORMAT_WIDTH
+  local format = string.sub(RECORD_FORMATS, at + 1, at + RECORD_FORMAT_WIDTH)
+  out[#out + 1] = { format, string.byte(RECORD_SIZES, flags + 1), struct.size(format) }
+end
+out[#out + 1] = { string.byte(RECORD_SIZES, 65) or 'none' }
+return cjson.encode(out)`,
+      0,
+    );
+    const expected: unknown[] = Array.from({ length: 64 }, (_, flags) => {
+      const layout = windowRecordLayout(flags);
+      assert.ok(layout !== undefined);
+      return [layout.format.padEnd(Number(/RECORD_FORMAT_WIDTH[^=]*= '[^']*', (\d+)/.exec(lines[upTo] as string)?.[1]), ' '), layout.bytes, layout.bytes];
+    });
+    expected.push(['none']);
+    assert.deepEqual(JSON.parse(String(read)), expected);
   });
 
   it('tells the sliding-window script which reasons admit, as core/window/window-reasons does', async () => {
@@ -89,12 +117,17 @@ describe('redis scripts: the codes both sides name', () => {
     // TABLE.name, or TABLE['name'] for a name that is no Lua identifier (no-fix).
     const uses = (file: string, table: string): Set<string> =>
       new Set([...readFileSync(join(LUA_DIR, file), 'utf8').matchAll(new RegExp(`\\b${table}(?:\\.(\\w+)|\\['([\\w-]+)'\\])`, 'g'))].map((m) => (m[1] ?? m[2]) as string));
-    assert.deepEqual([...uses('sliding-window.lua', 'REASON')].sort(), Object.keys(WINDOW_REASONS).sort());
+    // The reasons are locals of the prelude: each is used, by that name.
+    const window = readFileSync(join(LUA_DIR, 'sliding-window.lua'), 'utf8').replace(/--.*$/gm, '');
+    const reasons = (Object.keys(WINDOW_REASONS) as WindowReason[]).map(reasonLocal);
+    assert.deepEqual(reasons.filter((name) => !new RegExp(`\\b${name}\\b`).test(window)), []);
+    assert.doesNotMatch(window, /\bREASON\b/);
     assert.deepEqual([...uses('seen-set.lua', 'CLAIM')].sort(), Object.keys(CLAIM).sort());
     assert.deepEqual([...uses('seen-set.lua', 'SETTLE')].sort(), Object.keys(SETTLE).sort());
     for (const file of ['sliding-window.lua', 'seen-set.lua', 'layout-mark.lua']) {
       const text = readFileSync(join(LUA_DIR, file), 'utf8');
-      assert.doesNotMatch(text, /^\s*local\s+[\w\s,]*\b(REASON|ADMITS|CLAIM|SETTLE|LEASE_EXPIRED)\b[\w\s,]*=/m, `${file} defines a code table of its own`);
+      assert.doesNotMatch(text, /^\s*local\s+[\w\s,]*\b(ADMITS|CLAIM|SETTLE|LEASE_EXPIRED)\b[\w\s,]*=/m, `${file} defines a code table of its own`);
+      for (const name of reasons) assert.doesNotMatch(text, new RegExp(`^\\s*local\\s+[\\w\\s,]*\\b${name}\\b[\\w\\s,]*=`, 'm'), `${file} gives ${name} a code of its own`);
     }
   });
 });

@@ -215,15 +215,19 @@ describe('redis/wire: the one table of binary formats', () => {
       const code = text.replace(/--.*$/gm, '');
       assert.doesNotMatch(code, /'<[^']*'/, `${file} spells a struct format`);
       assert.doesNotMatch(code, /(?<![\d.])(?:4|6|7|8|10|11|13|17|24|26|34|39|41|42|44|48|49|50|51|56|58|59|255|65536|65535|1e7)(?![\d.])/, `${file} spells a layout number`);
-      assert.doesNotMatch(code, /^\s*local\s+[\w\s,]*\b(?:OP|OP_BYTES|RECORD_FORMAT|RECORD_SIZE|TAIL|VALUE|CANDIDATE|ENTRY|EPOCH|REPLY|PERIOD|DEGREE_STEPS)\b[\w\s,]*=/m, `${file} defines a layout of its own`);
+      assert.doesNotMatch(code, /^\s*local\s+[\w\s,]*\b(?:OP|OP_BYTES|RECORD_FORMATS|RECORD_FORMAT_WIDTH|RECORD_SIZES|TAIL|VALUE|CANDIDATE|ENTRY|EPOCH|REPLY|PERIOD|DEGREE_STEPS)\b[\w\s,]*=/m, `${file} defines a layout of its own`);
     }
   });
 
   it('hands the scripts the table in their prelude, after the codes of their first line', () => {
     const window = scriptSource('dedupSlidingWindow');
-    assert.match(window.split('\n')[0] as string, /^local REASON, ADMITS = /);
+    assert.match(window.split('\n')[0] as string, /^local ADMITS, AHEAD, FIRST, /);
     assert.ok(window.includes(`local RULE, CALL, OP, OP_BYTES, REPLY, STATUS = '${WINDOW_RULE.format}', '${WINDOW_CALL.format}', '${WINDOW_OP.format}', ${WINDOW_OP.bytes}, '${WINDOW_REPLY.format}', '<B'\n`));
-    assert.ok(window.includes(`local RECORD_FORMAT, RECORD_SIZE, RECORD_FLAGS_AT, COUNT, COUNT_BYTES = { '<I6BI2I6i4i4I4I6I2I4', '<I6BI2I6i4i4I4I6I2I6I2I2I4', `));
+    // Every record's format padded to the widest, in the order of its flags; a byte of size each.
+    const formats = Array.from({ length: 64 }, (_, flags) => windowRecordLayout(flags)?.format ?? '');
+    const width = Math.max(...formats.map((f) => f.length));
+    assert.equal(formats.filter((f) => f === '').length, 0);
+    assert.ok(window.includes(`local RECORD_FORMATS, RECORD_FORMAT_WIDTH, RECORD_SIZES, RECORD_FLAGS_AT, COUNT, COUNT_BYTES = '${formats.map((f) => f.padEnd(width)).join('')}', ${width}, '`));
     assert.ok(window.includes(`local BUCKET_FIELD, BEFORE_FIELD, PERIOD_FIELD, OWN_FIELD_BYTE, PERIODS_PER_TTL = '\\255', '\\255b', '\\255p', 255, 4\n`));
     const seen = scriptSource('dedupSeenSet');
     assert.match(seen.split('\n')[0] as string, /^local CLAIM, LEASE_EXPIRED, SETTLE = /);
