@@ -2,7 +2,7 @@
 -- wins, as one unit that no other client can interleave.
 --
 -- The loader (src/redis/scripts.ts) puts lines before this text that name
--- what both sides share: `local CLAIM, LEASE_EXPIRED, SETTLE = {...}, 16, {...}`
+-- what both sides share: `local LEASE_EXPIRED, CLAIM_ADMITTED, ... = 16, 1, ...`
 -- and `local SEEN, PENDING, RELEASED = 0, 1, 2` (the codes and entry states of
 -- src/core/sensor/seen-codes.ts), `local CLAIM_OP, ..., RESET_ALL = 1, ..., 5`
 -- (the operation codes), then the binary formats of src/redis/wire.ts (the
@@ -246,10 +246,10 @@ local function claim(b_index, field, group_index, old_index, token)
     if holder == token and state ~= RELEASED then
       -- The same message again; a pending one is being delivered again and gets a new lease.
       if state == PENDING then write_entry(b_index, field, group_index, PENDING, token, old_index, old, exists) end
-      return CLAIM.replayed
+      return CLAIM_REPLAYED
     end
-    if state == SEEN then return CLAIM.duplicate end
-    if state == PENDING and deadline > now then return CLAIM.inFlight end
+    if state == SEEN then return CLAIM_DUPLICATE end
+    if state == PENDING and deadline > now then return CLAIM_IN_FLIGHT end
     if state == PENDING then flags = LEASE_EXPIRED end
   end
   if pending_mode == 1 then
@@ -257,23 +257,23 @@ local function claim(b_index, field, group_index, old_index, token)
   else
     write_entry(b_index, field, group_index, SEEN, token, old_index, old, exists)
   end
-  return CLAIM.admitted + flags
+  return CLAIM_ADMITTED + flags
 end
 
 local function settle(op, b_index, field, group_index, old_index, token)
   local state, holder, deadline, old, exists = read_entry(b_index, field, group_index, old_index)
-  if not state or holder ~= token then return SETTLE.notHeld end
+  if not state or holder ~= token then return SETTLE_NOT_HELD end
   if state == RELEASED then
-    if op == RELEASE_OP then return SETTLE.settled end
-    return SETTLE.notHeld
+    if op == RELEASE_OP then return SETTLE_SETTLED end
+    return SETTLE_NOT_HELD
   end
   -- A confirmed delivery is never undone: a seen key is not released.
-  if state == SEEN and op == RELEASE_OP then return SETTLE.kept end
+  if state == SEEN and op == RELEASE_OP then return SETTLE_KEPT end
   local late = state == PENDING and deadline <= now
   if op == CONFIRM_OP and state == PENDING then write_entry(b_index, field, group_index, SEEN, token, old_index, old, exists) end
   if op == RELEASE_OP then write_entry(b_index, field, group_index, RELEASED, token, old_index, old, exists) end
-  if late then return SETTLE.lateSettled end
-  return SETTLE.settled
+  if late then return SETTLE_LATE_SETTLED end
+  return SETTLE_SETTLED
 end
 
 local out = {}

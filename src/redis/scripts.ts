@@ -37,9 +37,14 @@ export type ScriptName = keyof typeof SCRIPTS;
 
 export const SCRIPT_NAMES = Object.keys(SCRIPTS) as ScriptName[];
 
-/** A Lua table constructor of names and numbers: `{ first = 2, late = 4, ["no-fix"] = 10 }` (a name that is no Lua identifier in brackets). */
-function luaTable(entries: Record<string, number>): string {
-  return `{ ${Object.entries(entries).map(([name, code]) => `${/^[A-Za-z_]\w*$/.test(name) ? name : `[${JSON.stringify(name)}]`} = ${code}`).join(', ')} }`;
+/** The Lua local a code of a seen-set table is in: (`CLAIM`, `inFlight`) -> CLAIM_IN_FLIGHT. */
+export function codeLocal(table: 'CLAIM' | 'SETTLE', name: string): string {
+  return `${table}_${name.replace(/([a-z])([A-Z])/g, '$1_$2').toUpperCase()}`;
+}
+
+/** `NAME_A, NAME_B = 1, 2` of one code table, for a line of locals. */
+function codeLocals(table: 'CLAIM' | 'SETTLE', codes: Record<string, number>): { names: string[]; values: number[] } {
+  return { names: Object.keys(codes).map((name) => codeLocal(table, name)), values: Object.values(codes) };
 }
 
 /** The Lua local a reason's code is in, in the sliding-window script: `first` -> FIRST, `no-fix` -> NO_FIX. */
@@ -54,9 +59,9 @@ export function reasonLocal(reason: WindowReason): string {
  * place that says so), then its operation codes, then its binary formats,
  * flags and steps (redis/wire).
  *
- * The reasons are plain locals and ADMITS a list by code, not tables keyed
- * by name: the prelude runs at every call, and a table built there is built
- * at every call (its hash part cost a one-ping call about 1 µs of its 25 in
+ * Codes are plain locals (and ADMITS a list by code), not tables keyed by
+ * name: the prelude runs at every call, and a table built there is built at
+ * every call (the reasons' cost a one-ping call about 1 µs of its 25 in
  * bench/script-cost.ts).
  */
 export function scriptPrelude(name: ScriptName): string {
@@ -70,8 +75,10 @@ export function scriptPrelude(name: ScriptName): string {
       windowPrelude()
     );
   }
+  const claims = codeLocals('CLAIM', CLAIM);
+  const settles = codeLocals('SETTLE', SETTLE);
   return (
-    `local CLAIM, LEASE_EXPIRED, SETTLE = ${luaTable(CLAIM)}, ${LEASE_EXPIRED}, ${luaTable(SETTLE)}\n` +
+    `local LEASE_EXPIRED, ${[...claims.names, ...settles.names].join(', ')} = ${[LEASE_EXPIRED, ...claims.values, ...settles.values].join(', ')}\n` +
     `local SEEN, PENDING, RELEASED = ${KEY_STATE.seen}, ${KEY_STATE.pending}, ${KEY_STATE.released}\n` +
     `local CLAIM_OP, CONFIRM_OP, RELEASE_OP, RESET_GROUP, RESET_ALL = ${Object.values(SEEN_OP_CODE).join(', ')}\n` +
     seenPrelude()

@@ -13,7 +13,7 @@ import { join } from 'path';
 import type Redis from 'ioredis';
 import { CLAIM, LEASE_EXPIRED, SETTLE } from '../../src/core/sensor/seen-codes';
 import { WINDOW_REASONS, type WindowReason } from '../../src/core/window/window-reasons';
-import { defineDedupScripts, reasonLocal, scriptSource, type ScriptName } from '../../src/redis/scripts';
+import { codeLocal, defineDedupScripts, reasonLocal, scriptSource, type ScriptName } from '../../src/redis/scripts';
 import { windowRecordLayout } from '../../src/redis/wire';
 import { MemoryWindowStore } from '../../src/stores/memory-window-store';
 import { RedisSeenStore } from '../../src/stores/redis-seen-store';
@@ -106,28 +106,29 @@ return cjson.encode(out)`,
   });
 
   it('gives the seen-set script the codes of core/sensor/seen-codes', async () => {
-    assert.deepEqual(await preludeTables('dedupSeenSet', 'CLAIM = CLAIM, LEASE_EXPIRED = LEASE_EXPIRED, SETTLE = SETTLE'), {
-      CLAIM: { ...CLAIM },
+    const fields = (table: 'CLAIM' | 'SETTLE', codes: Record<string, number>): string =>
+      Object.keys(codes).map((name) => `${table}_${name} = ${codeLocal(table, name)}`).join(', ');
+    const read = (await preludeTables('dedupSeenSet', `LEASE_EXPIRED = LEASE_EXPIRED, ${fields('CLAIM', CLAIM)}, ${fields('SETTLE', SETTLE)}`)) as Record<string, number>;
+    assert.deepEqual(read, {
       LEASE_EXPIRED,
-      SETTLE: { ...SETTLE },
+      ...Object.fromEntries(Object.entries(CLAIM).map(([name, code]) => [`CLAIM_${name}`, code])),
+      ...Object.fromEntries(Object.entries(SETTLE).map(([name, code]) => [`SETTLE_${name}`, code])),
     });
   });
 
-  it('uses, in each script, exactly the names the tables define, and defines none itself', () => {
-    // TABLE.name, or TABLE['name'] for a name that is no Lua identifier (no-fix).
-    const uses = (file: string, table: string): Set<string> =>
-      new Set([...readFileSync(join(LUA_DIR, file), 'utf8').matchAll(new RegExp(`\\b${table}(?:\\.(\\w+)|\\['([\\w-]+)'\\])`, 'g'))].map((m) => (m[1] ?? m[2]) as string));
-    // The reasons are locals of the prelude: each is used, by that name.
-    const window = readFileSync(join(LUA_DIR, 'sliding-window.lua'), 'utf8').replace(/--.*$/gm, '');
+  it('uses, in each script, every code the prelude gives it, and gives none a value itself', () => {
+    const code = (file: string): string => readFileSync(join(LUA_DIR, file), 'utf8').replace(/--.*$/gm, '');
+    const unused = (file: string, names: string[]): string[] => names.filter((name) => !new RegExp(`\\b${name}\\b`).test(code(file)));
     const reasons = (Object.keys(WINDOW_REASONS) as WindowReason[]).map(reasonLocal);
-    assert.deepEqual(reasons.filter((name) => !new RegExp(`\\b${name}\\b`).test(window)), []);
-    assert.doesNotMatch(window, /\bREASON\b/);
-    assert.deepEqual([...uses('seen-set.lua', 'CLAIM')].sort(), Object.keys(CLAIM).sort());
-    assert.deepEqual([...uses('seen-set.lua', 'SETTLE')].sort(), Object.keys(SETTLE).sort());
+    const seen = [...Object.keys(CLAIM).map((name) => codeLocal('CLAIM', name)), ...Object.keys(SETTLE).map((name) => codeLocal('SETTLE', name)), 'LEASE_EXPIRED'];
+    assert.deepEqual(unused('sliding-window.lua', [...reasons, 'ADMITS']), []);
+    assert.deepEqual(unused('seen-set.lua', seen), []);
     for (const file of ['sliding-window.lua', 'seen-set.lua', 'layout-mark.lua']) {
-      const text = readFileSync(join(LUA_DIR, file), 'utf8');
-      assert.doesNotMatch(text, /^\s*local\s+[\w\s,]*\b(ADMITS|CLAIM|SETTLE|LEASE_EXPIRED)\b[\w\s,]*=/m, `${file} defines a code table of its own`);
-      for (const name of reasons) assert.doesNotMatch(text, new RegExp(`^\\s*local\\s+[\\w\\s,]*\\b${name}\\b[\\w\\s,]*=`, 'm'), `${file} gives ${name} a code of its own`);
+      // Neither the tables of earlier builds nor a local of its own for a code.
+      assert.doesNotMatch(code(file), /\b(REASON|CLAIM|SETTLE)\s*[.[]/, `${file} reads a code table`);
+      for (const name of [...reasons, ...seen, 'ADMITS']) {
+        assert.doesNotMatch(code(file), new RegExp(`^\\s*local\\s+[\\w\\s,]*\\b${name}\\b[\\w\\s,]*=`, 'm'), `${file} gives ${name} a value of its own`);
+      }
     }
   });
 });
