@@ -25,8 +25,10 @@
  * whole run are hashed: two builds that print the same digest for a case
  * decided every ping alike.
  *
- * Each size is timed in SCRIPT_COST_REPEATS runs (3) and the run with the
- * least server CPU is reported: on a shared machine other processes only
+ * Each size is timed in SCRIPT_COST_REPEATS runs (3) of each build and of
+ * the floor, taking turns (the order reversed every other repeat, so that a
+ * slow spell falls on all of them alike), and the run with the least server
+ * CPU is reported: on a shared machine other processes only
  * ever add to a run's cost (cache, preemption), so the least is the
  * script's own. Script time is wall-clock time inside the server, so a
  * script preempted by another process counts that wait; Redis CPU does not.
@@ -228,41 +230,48 @@ export async function scriptCost(job: ScriptCostJob): Promise<ScriptCostResult> 
       ...job.builds.map((build) => ({ id: build.id, caller: (size: number, prefix: string) => storeCaller(build, job.port, size, prefix, build.id === 'new' ? job.lua : undefined) })),
       { id: 'floor' as const, caller: (_size: number, prefix: string) => floorCaller(job.port, prefix, () => floorSha) },
     ];
-    for (const side of sides) {
-      for (const c of ['warm', 'cold'] as ScriptCase[]) {
-        const prefix = `sc-${side.id}-${c}:`;
-        let seq = 0;
-        const callsOf = (pingsPerCall: number, pings: number): Ping[][] => {
-          const calls: Ping[][] = [];
-          for (let n = 0; n < Math.max(1, Math.round(pings / pingsPerCall)); n++) {
-            const list: Ping[] = [];
-            for (let j = 0; j < pingsPerCall; j++) list.push(ping(seq++, c === 'cold'));
-            calls.push(list);
-          }
-          return calls;
-        };
-        const hash = createHash('sha256');
-        if (c === 'warm') {
-          // Every vehicle has a record before anything is timed.
-          const warming = side.caller(100, prefix);
-          await warming.run(callsOf(100, 2 * ASSETS));
-          hash.update(warming.digest());
+    // Case by case and size by size, every side in turn (the order
+    // alternating from one repeat to the next), so that a slow spell of a
+    // shared machine falls on the builds alike rather than on one of them.
+    for (const c of ['warm', 'cold'] as ScriptCase[]) {
+      const lanes = sides.map((side) => ({ side, prefix: `sc-${side.id}-${c}:`, seq: 0, hash: createHash('sha256') }));
+      const callsOf = (lane: (typeof lanes)[number], pingsPerCall: number, pings: number): Ping[][] => {
+        const calls: Ping[][] = [];
+        for (let n = 0; n < Math.max(1, Math.round(pings / pingsPerCall)); n++) {
+          const list: Ping[] = [];
+          for (let j = 0; j < pingsPerCall; j++) list.push(ping(lane.seq++, c === 'cold'));
+          calls.push(list);
+        }
+        return calls;
+      };
+      if (c === 'warm') {
+        // Every vehicle has a record before anything is timed.
+        for (const lane of lanes) {
+          const warming = lane.side.caller(100, lane.prefix);
+          await warming.run(callsOf(lane, 100, 2 * ASSETS));
+          lane.hash.update(warming.digest());
           warming.close();
         }
-        for (const pingsPerCall of job.sizes ?? SIZES) {
-          const caller = side.caller(pingsPerCall, prefix);
-          let best: ScriptCostRow | undefined;
-          // Fewer pings at one per call: each call is the costly part there.
-          const perRun = (pingsPerCall === 1 ? job.pings / 4 : job.pings) / job.repeats;
-          for (let r = 0; r < job.repeats; r++) {
-            const calls = callsOf(pingsPerCall, perRun);
+      }
+      for (const pingsPerCall of job.sizes ?? SIZES) {
+        const callers = lanes.map((lane) => lane.side.caller(pingsPerCall, lane.prefix));
+        const best: (ScriptCostRow | undefined)[] = lanes.map(() => undefined);
+        // Fewer pings at one per call: each call is the costly part there.
+        const perRun = (pingsPerCall === 1 ? job.pings / 4 : job.pings) / job.repeats;
+        for (let r = 0; r < job.repeats; r++) {
+          const order = lanes.map((_, i) => i);
+          if (r % 2 === 1) order.reverse();
+          for (const i of order) {
+            const lane = lanes[i] as (typeof lanes)[number];
+            const caller = callers[i] as Caller;
+            const calls = callsOf(lane, pingsPerCall, perRun);
             const admitted0 = caller.admitted;
             await admin.config('RESETSTAT');
             const cpu0 = await redisCpuSeconds(admin);
             await caller.run(calls);
             const cpu = (await redisCpuSeconds(admin)) - cpu0;
             const row: ScriptCostRow = {
-              build: side.id,
+              build: lane.side.id,
               case: c,
               pingsPerCall,
               calls: calls.length,
@@ -270,17 +279,27 @@ export async function scriptCost(job: ScriptCostJob): Promise<ScriptCostResult> 
               cpuUsPerCall: (cpu * 1e6) / calls.length,
               admitted: (caller.admitted - admitted0) / (calls.length * pingsPerCall),
             };
-            if (best === undefined || row.cpuUsPerCall < best.cpuUsPerCall) best = row;
+            const kept = best[i];
+            if (kept === undefined || row.cpuUsPerCall < kept.cpuUsPerCall) best[i] = row;
           }
-          hash.update(caller.digest());
-          caller.close();
-          rows.push(best as ScriptCostRow);
         }
-        if (side.id !== 'floor') digests[`${side.id}:${c}`] = hash.digest('hex').slice(0, 16);
-        const written = await admin.keys(`${prefix}*`);
+        lanes.forEach((lane, i) => {
+          const caller = callers[i] as Caller;
+          lane.hash.update(caller.digest());
+          caller.close();
+          rows.push(best[i] as ScriptCostRow);
+        });
+      }
+      for (const lane of lanes) {
+        if (lane.side.id !== 'floor') digests[`${lane.side.id}:${c}`] = lane.hash.digest('hex').slice(0, 16);
+        const written = await admin.keys(`${lane.prefix}*`);
         for (let i = 0; i < written.length; i += 1000) await admin.del(...written.slice(i, i + 1000));
       }
     }
+    // The table reads build by build, case by case, size by size.
+    const sideAt = (id: ScriptCostRow['build']): number => sides.findIndex((side) => side.id === id);
+    const caseAt = (c: ScriptCase): number => (c === 'warm' ? 0 : 1);
+    rows.sort((a, b) => sideAt(a.build) - sideAt(b.build) || caseAt(a.case) - caseAt(b.case) || a.pingsPerCall - b.pingsPerCall);
     const fits: ScriptCostResult['fits'] = {};
     for (const side of sides) {
       for (const c of ['warm', 'cold'] as ScriptCase[]) {
