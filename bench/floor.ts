@@ -17,6 +17,12 @@
  * each call's keys carry a hash tag of the slot the project's call was for.
  * Each replay runs in this child process, alone with the server: nothing
  * else calls it meanwhile.
+ *
+ * The wake: for the paced phases asked for (`wake`), the same calls once
+ * more, each carrying nothing (WAKE_LUA, one key for the slot and no read
+ * or write): what it costs the server only to be called at those moments,
+ * its waking up, reading the call and writing the reply. Where that alone
+ * is over a goal, no script and no floor can meet it with those calls.
  */
 import calculateSlot from 'cluster-key-slot';
 import { performance } from 'perf_hooks';
@@ -34,6 +40,9 @@ for i = 1, #KEYS do
 end
 return string.rep('0', #KEYS)`;
 
+/** A call that does nothing: its one key routes it to the slot's primary. */
+export const WAKE_LUA = "return ''";
+
 /** A window record's size (lua/sliding-window.lua). */
 const VALUE = 'x'.repeat(44);
 const TTL = '21600';
@@ -46,6 +55,8 @@ export interface FloorPhaseJob {
   /** Paced phases: how long the project's phase ran. */
   seconds: number;
   schedule: CallSchedule;
+  /** Paced phases: replay the calls once more carrying nothing (the wake). */
+  wake?: boolean;
 }
 
 export interface FloorJob {
@@ -63,6 +74,8 @@ export interface FloorPhase {
   scriptUsPerMsg: number;
   calls: number;
   requests: number;
+  /** The same calls carrying nothing (WAKE_LUA), where the phase asked for it. */
+  wake?: { redisCpuUsPerMsg: number; redisCpuUsPerCall: number };
 }
 
 /** A short tag hashing to the slot, found by counting (a Cluster needs at most a few dozen). */
@@ -111,7 +124,11 @@ export async function runFloor(job: FloorJob): Promise<FloorPhase[]> {
     : new Redis({ host: '127.0.0.1', port: job.ports[0] ?? 6379 });
   try {
     let sha = '';
-    for (const admin of admins) sha = (await admin.script('LOAD', FLOOR_LUA)) as string;
+    let wakeSha = '';
+    for (const admin of admins) {
+      sha = (await admin.script('LOAD', FLOOR_LUA)) as string;
+      wakeSha = (await admin.script('LOAD', WAKE_LUA)) as string;
+    }
     const cluster = job.cluster !== undefined;
     const out: FloorPhase[] = [];
     let run = 0;
@@ -136,12 +153,20 @@ export async function runFloor(job: FloorJob): Promise<FloorPhase[]> {
       else await replayFlatOut(phase, call, job.maxInFlight);
       const cpu = (await Promise.all(admins.map((a) => redisCpuSeconds(a)))).reduce((s, v, i) => s + v - (cpu0[i] ?? 0), 0);
       const scripts = await scriptStatsOf(admins);
-      out.push({
+      const calls = phase.schedule.size.length;
+      const row: FloorPhase = {
         redisCpuUsPerMsg: (cpu * 1e6) / phase.messages,
         scriptUsPerMsg: scripts.usec / phase.messages,
-        calls: phase.schedule.size.length,
+        calls,
         requests: phase.schedule.size.reduce((s, v) => s + v, 0),
-      });
+      };
+      if (phase.wake === true && phase.kind === 'paced' && calls > 0) {
+        const wake0 = await Promise.all(admins.map((a) => redisCpuSeconds(a)));
+        await replayPaced(phase, (i) => client.evalsha(wakeSha, 1, keys.key(phase.schedule.group[i] as number, 0)));
+        const wakeCpu = (await Promise.all(admins.map((a) => redisCpuSeconds(a)))).reduce((s, v, i) => s + v - (wake0[i] ?? 0), 0);
+        row.wake = { redisCpuUsPerMsg: (wakeCpu * 1e6) / phase.messages, redisCpuUsPerCall: (wakeCpu * 1e6) / calls };
+      }
+      out.push(row);
       await Promise.all(admins.map((a) => a.flushall()));
     }
     return out;

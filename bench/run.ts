@@ -46,6 +46,7 @@ import type { FleetJob, FleetResult } from './fleet';
 import type { LineId, RedisTarget } from './flows';
 import { runHorizontal } from './horizontal';
 import { readPreviousFigures, writeFigures } from './issue20';
+import { GOALS } from './issue31';
 import { redisBytesPerEntry } from './memory';
 import type { GuardCostJob, GuardCostResult } from './guard-cost';
 import type { MetricsCostJob, MetricsCostResult } from './metrics-cost';
@@ -112,7 +113,7 @@ function costPhases(plan: Plan, line: RedisCostLine): PhaseSpec[] {
 
 const costLine = (r: RedisCostRun, p: PacedPhase, floor: FloorPhase | undefined): string =>
   `  redis ${r.target.padEnd(7)} ${r.line.padEnd(16)} ${r.build.padEnd(5)} ${p.kind === 'paced' ? `${thousands(p.rate).padStart(6)}/s` : 'flat out'} ${p.case.padEnd(7)} ` +
-  `Redis ${(p.redisCpuUsPerMsg ?? Number.NaN).toFixed(1)} µs (floor ${(floor?.redisCpuUsPerMsg ?? Number.NaN).toFixed(1)}), script ${(p.scriptUsPerMsg ?? Number.NaN).toFixed(2)} µs, ${(p.pingsPerCall ?? Number.NaN).toFixed(1)}/call` +
+  `Redis ${(p.redisCpuUsPerMsg ?? Number.NaN).toFixed(1)} µs (floor ${(floor?.redisCpuUsPerMsg ?? Number.NaN).toFixed(1)}${floor?.wake ? `, wake ${floor.wake.redisCpuUsPerMsg.toFixed(1)}` : ''}), script ${(p.scriptUsPerMsg ?? Number.NaN).toFixed(2)} µs, ${(p.pingsPerCall ?? Number.NaN).toFixed(1)}/call` +
   (p.latency ? `, p99 ${p.latency.p99.toFixed(2)} ms` : `, ${thousands(p.achievedRate)}/s`);
 
 const todayOf = (builds: readonly BenchBuild[]): BenchBuild | undefined => builds.find((b) => b.id === 'today');
@@ -224,7 +225,11 @@ const RUNNERS: Record<Section, (b: Bench) => Promise<void>> = {
             try {
               const floorJob: FloorJob = {
                 ports, ...(redis.mode === 'cluster' ? { cluster: { seeds: redis.seeds } } : {}), warmKeys: cost.assets, maxInFlight: redis.mode === 'cluster' ? 1 : 8,
-                phases: result.phases.map((p, i) => ({ kind: p.kind, case: p.case, messages: p.messages, seconds: p.seconds, schedule: result.schedules?.[i] ?? { at: [], size: [], group: [] } })),
+                phases: result.phases.map((p, i) => ({
+                  kind: p.kind, case: p.case, messages: p.messages, seconds: p.seconds, schedule: result.schedules?.[i] ?? { at: [], size: [], group: [] },
+                  // The wake where issue 31's CPU goals are: the quiet rate, warm.
+                  wake: p.kind === 'paced' && p.rate === GOALS.quietRate && p.case === 'warm',
+                })),
               };
               entry.floor = await runChild<FloorPhase[]>('floor.ts', floorJob);
             } finally {
