@@ -70,6 +70,11 @@ export function baselineBuild(commit: string, log: (text: string) => void): Benc
     const tsc = spawnSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json'], { cwd: root, encoding: 'utf8' });
     if (tsc.status !== 0) throw new Error(`building ${short} failed:\n${tsc.stdout}${tsc.stderr}`);
     writeFileSync(built, `${full}\n`);
+  } else if (!existsSync(join(root, 'node_modules'))) {
+    // Made by a checkout since removed (a worktree): its link dangles, so it points at this one's.
+    log(`bench: the baseline ${short} in ${root} links to node_modules that are gone; linking this checkout's`);
+    rmSync(join(root, 'node_modules'), { force: true });
+    symlinkSync(join(ROOT, 'node_modules'), join(root, 'node_modules'), 'dir');
   }
   return { id: 'today', label: short, root };
 }
