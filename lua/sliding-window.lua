@@ -7,10 +7,11 @@
 -- what both sides share, so that neither spells a number: first
 -- `local ADMITS, AHEAD, FIRST, ... = { false, true, ... }, 1, 2, ...`,
 -- whether each reason code of src/core/window/window-reasons.ts admits (by
--- code) and each code in a local named after its reason; then `local RESET_ASSET, RESET_ALL = 2, 3`, the operation
--- codes; then the binary formats of src/redis/wire.ts (the struct format
--- of each argument, reply and record, their sizes, their flag
--- bits, the steps the record counts in). The rule is decideWindow of
+-- code) and each code in a local named after its reason; then
+-- `local RESET_ASSET, RESET_ALL = 2, 3`, the operation codes; then the
+-- binary formats of src/redis/wire.ts (the struct format of each argument,
+-- reply and record, their sizes, their flag bits, the steps the record
+-- counts in). The rule is decideWindow of
 -- src/core/window/sliding-window.ts; the contract and parity tests hold the
 -- two to the same answers.
 --

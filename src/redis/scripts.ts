@@ -12,7 +12,7 @@ import { join } from 'path';
 import type { Cluster, Redis, Result } from 'ioredis';
 import { CLAIM, KEY_STATE, LEASE_EXPIRED, SETTLE } from '../core/sensor/seen-codes';
 import { WINDOW_REASONS, type WindowReason } from '../core/window/window-reasons';
-import { SEEN_OP_CODE, seenPrelude, WINDOW_OP_CODE, windowPrelude } from './wire';
+import { luaLocals, SEEN_OP_CODE, seenPrelude, WINDOW_OP_CODE, windowPrelude } from './wire';
 
 declare module 'ioredis' {
   interface RedisCommander<Context> {
@@ -42,9 +42,9 @@ export function codeLocal(table: 'CLAIM' | 'SETTLE', name: string): string {
   return `${table}_${name.replace(/([a-z])([A-Z])/g, '$1_$2').toUpperCase()}`;
 }
 
-/** `NAME_A, NAME_B = 1, 2` of one code table, for a line of locals. */
-function codeLocals(table: 'CLAIM' | 'SETTLE', codes: Record<string, number>): { names: string[]; values: number[] } {
-  return { names: Object.keys(codes).map((name) => codeLocal(table, name)), values: Object.values(codes) };
+/** Each code of a seen-set table under its local's name. */
+function codeLocals(table: 'CLAIM' | 'SETTLE', codes: Record<string, number>): Record<string, number> {
+  return Object.fromEntries(Object.entries(codes).map(([name, code]) => [codeLocal(table, name), code]));
 }
 
 /** The Lua local a reason's code is in, in the sliding-window script: `first` -> FIRST, `no-fix` -> NO_FIX. */
@@ -66,19 +66,20 @@ export function reasonLocal(reason: WindowReason): string {
  */
 export function scriptPrelude(name: ScriptName): string {
   if (name === 'dedupSlidingWindow') {
-    const reasons = Object.keys(WINDOW_REASONS) as WindowReason[];
     const admits: boolean[] = [];
-    for (const { code, admit } of Object.values(WINDOW_REASONS)) admits[code - 1] = admit;
+    const codes: Record<string, number> = {};
+    for (const [reason, { code, admit }] of Object.entries(WINDOW_REASONS)) {
+      admits[code - 1] = admit;
+      codes[reasonLocal(reason as WindowReason)] = code;
+    }
     return (
-      `local ADMITS, ${reasons.map(reasonLocal).join(', ')} = { ${Array.from(admits, (a) => String(a === true)).join(', ')} }, ${reasons.map((r) => WINDOW_REASONS[r].code).join(', ')}\n` +
+      luaLocals({ ADMITS: Array.from(admits, (a) => a === true), ...codes }) +
       `local RESET_ASSET, RESET_ALL = ${WINDOW_OP_CODE.resetAsset}, ${WINDOW_OP_CODE.resetAll}\n` +
       windowPrelude()
     );
   }
-  const claims = codeLocals('CLAIM', CLAIM);
-  const settles = codeLocals('SETTLE', SETTLE);
   return (
-    `local LEASE_EXPIRED, ${[...claims.names, ...settles.names].join(', ')} = ${[LEASE_EXPIRED, ...claims.values, ...settles.values].join(', ')}\n` +
+    luaLocals({ LEASE_EXPIRED, ...codeLocals('CLAIM', CLAIM), ...codeLocals('SETTLE', SETTLE) }) +
     `local SEEN, PENDING, RELEASED = ${KEY_STATE.seen}, ${KEY_STATE.pending}, ${KEY_STATE.released}\n` +
     `local CLAIM_OP, CONFIRM_OP, RELEASE_OP, RESET_GROUP, RESET_ALL = ${Object.values(SEEN_OP_CODE).join(', ')}\n` +
     seenPrelude()

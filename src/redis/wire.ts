@@ -433,7 +433,7 @@ export const LEGACY_EPOCH_MODULUS = maxOf(LEGACY_RECORD, 'epoch') + 1;
  * what the script reads here as Lua locals.
  */
 
-type LuaValue = string | number | readonly number[] | readonly string[];
+type LuaValue = string | number | readonly number[] | readonly string[] | readonly boolean[];
 
 /** A Lua string literal: printable ASCII as it is, any other byte as a decimal escape of three digits (so that a digit after it is not read into it). */
 function luaString(value: string): string {
@@ -442,11 +442,11 @@ function luaString(value: string): string {
   return `${out}'`;
 }
 
-/** A number, a string, or a list (a Lua table from 1). */
+/** A number, a string, or a list (a Lua table from 1) of numbers, strings or booleans. */
 function luaValue(value: LuaValue): string {
   if (typeof value === 'string') return luaString(value);
   if (typeof value === 'number') return String(value);
-  return `{ ${value.map((item) => (typeof item === 'string' ? luaString(item) : String(item))).join(', ')} }`;
+  return `{ ${(value as readonly (string | number | boolean)[]).map((item) => (typeof item === 'string' ? luaString(item) : String(item))).join(', ')} }`;
 }
 
 /*
@@ -458,28 +458,17 @@ function luaValue(value: LuaValue): string {
  * struct skips) to one width, the format for flags f at f * width;
  * RECORD_SIZES a byte per combination, the size for flags f at f + 1.
  */
-function recordLayouts(): Layout<string>[] {
-  return Array.from({ length: LAYOUT_FLAGS + 1 }, (_, flags) => windowRecordLayout(flags) as Layout<string>);
-}
-
-export function recordFormatWidth(): number {
-  return Math.max(...recordLayouts().map((l) => l.format.length));
-}
-
-function recordFormats(): string {
-  const width = recordFormatWidth();
-  return recordLayouts().map((l) => l.format.padEnd(width, ' ')).join('');
-}
-
-function recordSizes(): string {
-  const sizes = recordLayouts().map((l) => l.bytes);
+function recordLocals(): { RECORD_FORMATS: string; RECORD_FORMAT_WIDTH: number; RECORD_SIZES: string } {
+  const layouts = Array.from({ length: LAYOUT_FLAGS + 1 }, (_, flags) => windowRecordLayout(flags) as Layout<string>);
+  const width = Math.max(...layouts.map((l) => l.format.length));
+  const sizes = layouts.map((l) => l.bytes);
   // A byte each: a larger record would need another encoding here.
   if (sizes.some((size) => size > 0xff)) throw new Error('wire: a window record of more than 255 bytes');
-  return String.fromCharCode(...sizes);
+  return { RECORD_FORMATS: layouts.map((l) => l.format.padEnd(width, ' ')).join(''), RECORD_FORMAT_WIDTH: width, RECORD_SIZES: String.fromCharCode(...sizes) };
 }
 
 /** `local A, B = 1, 'x'`: one line of locals. */
-function luaLocals(names: Record<string, LuaValue>): string {
+export function luaLocals(names: Record<string, LuaValue>): string {
   return `local ${Object.keys(names).join(', ')} = ${Object.values(names).map(luaValue).join(', ')}\n`;
 }
 
@@ -497,7 +486,7 @@ export function windowPrelude(): string {
   return (
     luaLocals({ RULE: WINDOW_RULE.format, CALL: WINDOW_CALL.format, OP: WINDOW_OP.format, OP_BYTES: WINDOW_OP.bytes, REPLY: WINDOW_REPLY.format, STATUS: WINDOW_STATUS.format }) +
     luaLocals({ HAS_HEADING: WINDOW_OP_FLAG.heading, RETRY: WINDOW_OP_FLAG.retry, HAS_DT: WINDOW_PRESENT.dt, HAS_DISTANCE: WINDOW_PRESENT.distance, HAS_TURN: WINDOW_PRESENT.turn }) +
-    luaLocals({ RECORD_FORMATS: recordFormats(), RECORD_FORMAT_WIDTH: recordFormatWidth(), RECORD_SIZES: recordSizes(), RECORD_FLAGS_AT: WINDOW_RECORD.at.flags + 1, COUNT: WINDOW_COUNT.format, COUNT_BYTES: WINDOW_COUNT.bytes }) +
+    luaLocals({ ...recordLocals(), RECORD_FLAGS_AT: WINDOW_RECORD.at.flags + 1, COUNT: WINDOW_COUNT.format, COUNT_BYTES: WINDOW_COUNT.bytes }) +
     luaLocals({ TAIL: WINDOW_TAIL.format, TAIL_BYTES: WINDOW_TAIL.bytes }) +
     luaLocals({ REC_FLEET: RECORD_FLAG.fleet, REC_BEFORE: RECORD_FLAG.before, REC_FRACTION: RECORD_FLAG.fraction, REC_KINDS: LAYOUT_FLAGS + 1, MAX_WHOLE_T: maxOf(WINDOW_RECORD, 't') }) +
     luaLocals({ LEGACY_RECORD: LEGACY_RECORD.format, LEGACY_RECORD_BYTES: LEGACY_RECORD.bytes }) +
